@@ -1,0 +1,1 @@
+"""Live probing of local GPUs and clusters (NVML, microbenchmarks, collectives)."""
