@@ -1,0 +1,82 @@
+"""Per-layer activation profiles of a model under one implementation and recipe.
+
+Builds the layer traces (``layers_hf`` for ``pytorch``/``deepspeed``, ``layers_megatron``
+for ``megatron``) and simulates them once; results are cached, so a single estimate after
+the first costs a dictionary lookup.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from planner_app.core import layers_hf, layers_megatron
+from planner_app.core.layers_hf import HFLayerSpec
+from planner_app.core.trace import SLOTS, TPS, W, LayerProfile, simulate
+
+
+@dataclass(frozen=True)
+class ModelProfiles:
+    """Simulated profiles of the parts of one model: embedding, layer kinds, head."""
+
+    embed: LayerProfile
+    dense: LayerProfile | None
+    moe: LayerProfile | None
+    head: LayerProfile
+    mask_bytes: float  # bytes per token per sequence position of a materialised attention mask
+    autocast_weight_cache: bool  # fp32 weights are cast to 16 bits and cached in forward
+
+
+def _drop_score_terms(p: LayerProfile) -> LayerProfile:
+    """Selective recomputation (Korthikanti et al. 2022 sec. 5): the attention score
+    tensors (the s^2 terms) are not kept but recomputed in this layer's backward."""
+    saved = p.saved.copy()
+    dropped = saved[TPS]
+    saved[TPS] = 0.0
+    fwd = p.fwd_events.copy()
+    fwd[:, 0, TPS] = np.minimum(fwd[:, 0, TPS], 0.0)
+    bwd = p.bwd_events.copy()
+    return LayerProfile(saved=saved, output=p.output, ckpt_input=p.ckpt_input, fwd_events=fwd,
+                        nograd_events=p.nograd_events, bwd_events=bwd, weight_grads=p.weight_grads,
+                        grad_input=p.grad_input,
+                        saved_terms=[t for t in p.saved_terms if t[1][TPS] == 0] + [("recomputed scores", 0 * dropped)])
+
+
+@lru_cache(maxsize=512)
+def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framework: str,
+                   mask: bool, selective: bool, fp8: bool) -> ModelProfiles:
+    """Simulate the embedding, the dense and MoE layer kinds and the head of ``model``."""
+    seq_hint = 1 << 30 if mask else 1  # only decides whether a sliding-window mask exists
+    spec = HFLayerSpec(act_kind, grad_bytes, attention, seq_hint)
+    dense = moe = None
+    if framework == "megatron":
+        if model.dense_mlp_layers:
+            dense = simulate(*layers_megatron.megatron_layer(model, spec, False, fp8, selective))
+        if model.moe_layers:
+            moe = simulate(*layers_megatron.megatron_layer(model, spec, True, fp8, selective))
+        embed = simulate(*layers_megatron.megatron_embedding(model, spec, fp8))
+        head = simulate(*layers_megatron.megatron_head(model, spec, fp8))
+        return ModelProfiles(embed, dense, moe, head, 0.0, False)
+    if model.dense_mlp_layers:
+        dense = simulate(*layers_hf.layer_trace(model, spec, moe_layer=False))
+    if model.moe_layers:
+        moe = simulate(*layers_hf.layer_trace(model, spec, moe_layer=True))
+    if selective:
+        dense = _drop_score_terms(dense) if dense else None
+        moe = _drop_score_terms(moe) if moe else None
+    embed = simulate(*layers_hf.embedding_trace(model, spec))
+    head = simulate(*layers_hf.head_trace(model, spec))
+    mask_bytes = 0.0
+    if model.arch != "bert" and (attention == "eager" or mask):
+        # masking_utils: eager gets a float mask in the embeddings' dtype, SDPA a bool mask
+        mask_bytes = (4 if act_kind in ("fp32", "amp") else 2) if attention == "eager" else 1
+    return ModelProfiles(embed, dense, moe, head, mask_bytes, act_kind == "amp")
+
+
+def weight_cast_bytes(p: LayerProfile) -> float:
+    """Bytes of 16-bit weight copies a layer keeps for backward under autocast (slot W)."""
+    return float(p.saved[W])
+
+
+__all__ = ["ModelProfiles", "model_profiles", "weight_cast_bytes", "SLOTS"]

@@ -1,0 +1,456 @@
+"""Layer traces of the Hugging Face transformers implementations (``--framework pytorch``
+and ``deepspeed``): the operations each model's ``forward`` runs, in order, as of
+transformers 5.x (modeling_gpt2.py, modeling_llama.py, modeling_bert.py,
+modeling_mixtral.py with integrations/moe.py ``grouped_mm``, modeling_deepseek_v3.py;
+integrations/sdpa_attention.py; loss/loss_utils.py).
+
+Each helper of ``HFOps`` applies PyTorch's rules for what autograd saves and autocast's
+rules for dtypes; ``trace.simulate`` turns the result into saved bytes and peaks.
+The traces were checked against ``torch.cuda.max_memory_allocated`` on an H200
+(tests/data/training_runs_h200.json; docs/validation.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from planner_app.core.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T, Trace
+
+
+class HFOps:
+    """Operation helpers with autograd-saving and autocast rules.
+
+    ``kind``: ``fp32`` (fp32 parameters and activations), ``amp`` (fp32 parameters under
+    autocast to 16 bits), ``lp`` (16-bit parameters and activations).
+    """
+
+    def __init__(self, kind: str, grad_bytes: int):
+        self.tr = Trace()
+        self.kind = kind
+        self.amp = kind == "amp"
+        self.param_bytes = 2 if kind == "lp" else 4
+        self.grad_bytes = grad_bytes
+
+    # -- tensors and casts ----------------------------------------------------------------
+    def new(self, width, nbytes, slot, name="", requires_grad=True, base=None) -> T:
+        return self.tr.tensor(width, nbytes, slot, requires_grad, name, base)
+
+    def external(self, width, nbytes, slot, name="", requires_grad=True) -> T:
+        """A tensor made outside this trace (layer input, shared cos/sin, masks)."""
+        return self.new(width, nbytes, slot, name, requires_grad)
+
+    def _cast(self, x: T, nbytes: int, name: str) -> T:
+        if x.nbytes == nbytes:
+            return x
+        y = self.new(x.width, nbytes, x.slot, name)
+        self.tr.op("to", [x], [y])
+        return y
+
+    def lp(self, x: T, name="cast16") -> T:
+        """Autocast's cast of an activation to 16 bits for a GEMM-class op (a new tensor)."""
+        return self._cast(x, 2, name) if self.amp else x
+
+    def f32(self, x: T, name="cast32") -> T:
+        """Autocast's cast to fp32 for ops on its fp32 list (layer_norm, pow, softmax...)."""
+        return self._cast(x, 4, name) if self.amp else x
+
+    def view(self, x: T, width, name="") -> T:
+        return self.new(width, x.nbytes, x.slot, name or x.name, base=x)
+
+    # -- ops ----------------------------------------------------------------------------------
+    def linear(self, x: T, out_width, out_slot, w_numel, name) -> T:
+        """nn.Linear / Conv1D (addmm): saves its input and weight (ATen derivatives.yaml)."""
+        if self.amp:
+            xin = self.lp(x, name + ".in16")
+            w16 = self.new(w_numel, 2, W, name + ".w16")
+            self.tr.op("cast_w", [], [w16], weight_grad_bytes=w_numel * self.grad_bytes)
+            out = self.new(out_width, 2, out_slot, name + ".out")
+            self.tr.op(name, [xin, w16], [out], saved=[xin, w16])
+            return out
+        out = self.new(out_width, x.nbytes, out_slot, name + ".out")
+        self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes)
+        return out
+
+    def layernorm(self, x: T, name) -> T:
+        """native_layer_norm saves input, mean and rstd (fp32 per token); fp32 under autocast."""
+        xin = self.f32(x, name + ".in32")
+        stats = self.new(2, 4, x.slot, name + ".stats", requires_grad=False)
+        out = self.new(x.width, xin.nbytes, x.slot, name + ".out")
+        self.tr.op(name, [xin], [out, stats], saved=[xin, stats])
+        return out
+
+    def rmsnorm(self, x: T, name) -> T:
+        """LlamaRMSNorm: x.to(fp32); x*rsqrt(mean(x^2)+eps); weight * y.to(input dtype)."""
+        x32 = self._cast(x, 4, name + ".x32")  # .to(torch.float32): pow saves it
+        r = self.new(1, 4, x.slot, name + ".rsqrt")
+        self.tr.op(name + ".pow_mean_rsqrt", [x32], [r], saved=[x32, r])
+        y = self.new(x.width, 4, x.slot, name + ".y32")
+        self.tr.op(name + ".mul", [x32, r], [y], saved=[x32, r])
+        yc = self._cast(y, x.nbytes, name + ".y")
+        out = self.new(x.width, max(self.param_bytes, x.nbytes), x.slot, name + ".out")
+        self.tr.op(name + ".weight", [yc], [out], saved=[yc])
+        return out
+
+    def add(self, a: T, b: T, name="add") -> T:
+        out = self.new(a.width, max(a.nbytes, b.nbytes), a.slot, name)
+        self.tr.op(name, [a, b], [out])
+        return out
+
+    def mul(self, a: T, b: T, name="mul") -> T:
+        """Elementwise product of two tensors that require grad: saves both."""
+        out = self.new(a.width, max(a.nbytes, b.nbytes), a.slot, name)
+        self.tr.op(name, [a, b], [out], saved=[a, b])
+        return out
+
+    def dropout(self, x: T, p: float, name="dropout") -> T:
+        """native_dropout saves a bool mask; p == 0 returns the input (ATen Dropout.cpp)."""
+        if p <= 0:
+            return x
+        mask = self.new(x.width, 1, x.slot, name + ".mask", requires_grad=False)
+        out = self.new(x.width, x.nbytes, x.slot, name)
+        self.tr.op(name, [x], [out, mask], saved=[mask])
+        return out
+
+    def unary_saving_input(self, x: T, name) -> T:
+        out = self.new(x.width, x.nbytes, x.slot, name)
+        self.tr.op(name, [x], [out], saved=[x])
+        return out
+
+    def gelu_tanh_python(self, x: T, name="gelu_new") -> T:
+        """NewGELUActivation: 0.5*x*(1+tanh(c*(x+0.044715*pow(x,3)))) as separate ops."""
+        half = self.new(x.width, x.nbytes, x.slot, name + ".half")
+        self.tr.op(name + ".half", [x], [half])
+        xp = self.f32(x, name + ".pow_in")  # pow is on autocast's fp32 list
+        cube = self.new(x.width, xp.nbytes, x.slot, name + ".cube")
+        self.tr.op(name + ".pow", [xp], [cube], saved=[xp])
+        inner = self.new(x.width, max(x.nbytes, cube.nbytes), x.slot, name + ".inner")
+        self.tr.op(name + ".inner", [x, cube], [inner])
+        th = self.new(x.width, inner.nbytes, x.slot, name + ".tanh")
+        self.tr.op(name + ".tanh", [inner], [th], saved=[th])
+        one_p = self.new(x.width, th.nbytes, x.slot, name + ".onep")
+        self.tr.op(name + ".onep", [th], [one_p])
+        return self.mul(half, one_p, name + ".out")
+
+    def cross_entropy_hf(self, logits: T, name="loss") -> None:
+        """ForCausalLMLoss / ForMaskedLMLoss: logits.float(); cross_entropy = log_softmax + nll.
+
+        log_softmax saves its fp32 output; nll_loss's backward makes a dense fp32 gradient.
+        """
+        l32 = self._cast(logits, 4, name + ".logits32")
+        ls = self.new(logits.width, 4, logits.slot, name + ".log_softmax")
+        self.tr.op(name + ".log_softmax", [l32], [ls], saved=[ls])
+        loss = self.new(0, 4, ONE, name + ".value")
+        self.tr.op(name + ".nll", [ls], [loss])
+        return loss
+
+    # -- attention ----------------------------------------------------------------------------
+    def sdpa(self, q: T, k: T, v: T, heads: int, head_dim_v: int, dropout: float, fused_kernel: bool,
+             gqa_expand: bool, name="sdpa") -> T:
+        """torch SDPA: flash / memory-efficient kernels save q, k, v, output and the fp32
+        log-sum-exp (b x heads x s); their backward keeps an fp32 dq accumulator
+        (FlashAttention-2 ``dq_accum``) and, for grouped-query attention, dk/dv expanded
+        to the query heads before the reduction."""
+        q, k, v = self.lp(q, name + ".q16"), self.lp(k, name + ".k16"), self.lp(v, name + ".v16")
+        out = self.new(heads * head_dim_v, q.nbytes, TP, name + ".out")
+        lse = self.new(heads, 4, TP, name + ".lse", requires_grad=False)
+        bwd = np.zeros(SLOTS)
+        bwd[TP] = 4 * q.width + 4 * heads
+        if gqa_expand:
+            bwd[TP] += 2 * q.width * q.nbytes
+        if not fused_kernel:
+            bwd[TPS] = 4 * heads  # math fallback: score matrix in backward
+        self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd)
+        return out
+
+    def eager_attention(self, q: T, k: T, v: T, heads: int, dropout: float, mask_bytes: int,
+                        softmax_fp32: bool, name="attn") -> T:
+        """eager_attention_forward: matmul(q, k^T)*scale (+ mask), softmax, dropout, matmul(p, v).
+
+        ``softmax_fp32``: Llama-style ``softmax(x, dtype=float32).to(q.dtype)``; otherwise
+        ``softmax(x)`` (fp32 under autocast, input dtype otherwise) then ``.type(v.dtype)``.
+        """
+        q16, k16 = self.lp(q, name + ".q16"), self.lp(k, name + ".k16")
+        scores = self.new(heads, q16.nbytes, TPS, name + ".scores")
+        self.tr.op(name + ".qk", [q16, k16], [scores], saved=[q16, k16])
+        scaled = self.new(heads, scores.nbytes, TPS, name + ".scaled")
+        self.tr.op(name + ".scale", [scores], [scaled])
+        if mask_bytes:
+            masked = self.new(heads, max(scaled.nbytes, mask_bytes), TPS, name + ".masked")
+            self.tr.op(name + ".mask", [scaled], [masked])
+        else:
+            masked = scaled
+        sm_bytes = 4 if (softmax_fp32 or self.amp) else masked.nbytes
+        sm_in = self._cast(masked, sm_bytes, name + ".sm_in") if not softmax_fp32 else masked
+        probs = self.new(heads, sm_bytes, TPS, name + ".softmax")
+        self.tr.op(name + ".softmax", [sm_in], [probs], saved=[probs])
+        probs_c = self._cast(probs, v.nbytes if not self.amp else 2, name + ".probs")
+        probs_d = self.dropout(probs_c, dropout, name + ".dropout")
+        pv_in, v16 = self.lp(probs_d, name + ".p16"), self.lp(v, name + ".v16")
+        out = self.new(q.width, pv_in.nbytes, TP, name + ".pv")
+        self.tr.op(name + ".pv", [pv_in, v16], [out], saved=[pv_in, v16])
+        return out
+
+    def contiguous_copy(self, x: T, name) -> T:
+        """``transpose(1, 2).contiguous()`` of an eager attention output: a copy."""
+        out = self.new(x.width, x.nbytes, x.slot, name)
+        self.tr.op(name, [x], [out])
+        return out
+
+    def repeat_kv(self, x: T, n_rep: int, name) -> T:
+        """expand + reshape: a copy with the KV heads repeated (no saved tensors)."""
+        if n_rep == 1:
+            return x
+        out = self.new(x.width * n_rep, x.nbytes, x.slot, name)
+        self.tr.op(name, [x], [out])
+        return out
+
+    def rope(self, x: T, cos: T, name) -> T:
+        """apply_rotary_pos_emb: (x*cos) + (rotate_half(x)*sin); cos/sin need no grad, so
+        the products save only cos and sin (shared, not per layer)."""
+        dtype = max(x.nbytes, cos.nbytes)
+        xc = self.new(x.width, dtype, x.slot, name + ".xcos")
+        self.tr.op(name + ".xcos", [x], [xc])
+        rh = self.new(x.width, x.nbytes, x.slot, name + ".rot")
+        self.tr.op(name + ".rot", [x], [rh])
+        rs = self.new(x.width, dtype, x.slot, name + ".rsin")
+        self.tr.op(name + ".rsin", [rh], [rs])
+        return self.add(xc, rs, name + ".out")
+
+
+# ---- model families -------------------------------------------------------------------------
+class HFLayerSpec:
+    """What the layer builders need to know besides the model (one per estimate)."""
+
+    __slots__ = ("kind", "grad_bytes", "attention", "seq_len")
+
+    def __init__(self, kind, grad_bytes, attention, seq_len):
+        self.kind = kind
+        self.grad_bytes = grad_bytes
+        self.attention = attention
+        self.seq_len = seq_len
+
+
+def _residual_bytes(o: HFOps) -> int:
+    # The residual stream has the embeddings' dtype: fp32 under autocast or fp32 training.
+    return o.param_bytes
+
+
+def _attention_core(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, mask: bool, name="attn") -> T:
+    """The attention kernel as integrations/sdpa_attention.py or eager_attention_forward runs it."""
+    n_rep = m.heads // m.kv_heads
+    if spec.attention == "eager":
+        kr = o.repeat_kv(k, n_rep, name + ".k_rep")
+        vr = o.repeat_kv(v, n_rep, name + ".v_rep")
+        mask_bytes = o.param_bytes if mask else 0
+        out = o.eager_attention(q, kr, vr, m.heads, m.attn_dropout, mask_bytes,
+                                softmax_fp32=m.arch != "gpt2", name=name)
+        return o.contiguous_copy(out, name + ".out_c")
+    # sdpa / flash: SDPA's grouped-query path needs no mask; with a mask, K/V are repeated
+    gqa_native = n_rep > 1 and not mask
+    if n_rep > 1 and mask:
+        k = o.repeat_kv(k, n_rep, name + ".k_rep")
+        v = o.repeat_kv(v, n_rep, name + ".v_rep")
+    fused = True  # flash or memory-efficient kernel (both save only the log-sum-exp)
+    return o.sdpa(q, k, v, m.heads, m.attn_out_width // m.heads, m.attn_dropout, fused, gqa_native, name=name)
+
+
+def _needs_mask(m, spec: HFLayerSpec) -> bool:
+    """A materialised attention mask: always for eager decoders; for SDPA only when a sliding
+    window shorter than or equal to the sequence applies (masking_utils._ignore_causal_mask_sdpa)."""
+    if m.arch == "bert":
+        return False
+    if spec.attention == "eager":
+        return True
+    return bool(m.sliding_window) and spec.seq_len >= m.sliding_window
+
+
+def gpt2_layer(m, spec: HFLayerSpec):
+    o = HFOps(spec.kind, spec.grad_bytes)
+    h = m.hidden
+    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    a = o.layernorm(x, "ln_1")
+    qkv = o.linear(a, 3 * h, TP, 3 * h * h, "c_attn")
+    q, k, v = (o.view(qkv, h, n) for n in ("q", "k", "v"))
+    att = _attention_core(o, m, spec, q, k, v, _needs_mask(m, spec))
+    proj = o.dropout(o.linear(att, h, SEQ, h * h, "attn.c_proj"), m.hidden_dropout, "resid_dropout1")
+    x2 = o.add(proj, x, "residual1")
+    b = o.layernorm(x2, "ln_2")
+    u = o.linear(b, m.ffn_hidden, TP, h * m.ffn_hidden, "c_fc")
+    g = o.gelu_tanh_python(u) if m.mlp == "gelu_tanh" else o.unary_saving_input(u, "gelu")
+    d = o.dropout(o.linear(g, h, SEQ, h * m.ffn_hidden, "mlp.c_proj"), m.hidden_dropout, "resid_dropout2")
+    out = o.add(x2, d, "residual2")
+    return o.tr, x, out
+
+
+def _llama_attention(o: HFOps, m, spec: HFLayerSpec, xn: T, cos: T) -> T:
+    h = m.hidden
+    q = o.linear(xn, m.q_width, TP, h * m.q_width, "q_proj")
+    k = o.linear(xn, m.kv_width, TP, h * m.kv_width, "k_proj")
+    v = o.linear(xn, m.kv_width, TP, h * m.kv_width, "v_proj")
+    q = o.rope(q, cos, "rope_q")
+    k = o.rope(k, cos, "rope_k")
+    return _attention_core(o, m, spec, q, k, v, _needs_mask(m, spec))
+
+
+def _swiglu_mlp(o: HFOps, m, xn: T, ffn: int, slot: int, name: str) -> T:
+    h = m.hidden
+    gate = o.linear(xn, ffn, slot, h * ffn, name + ".gate_proj")
+    act = o.unary_saving_input(gate, name + ".silu")
+    up = o.linear(xn, ffn, slot, h * ffn, name + ".up_proj")
+    prod = o.mul(act, up, name + ".mul")
+    return o.linear(prod, h, SEQ, h * ffn, name + ".down_proj")
+
+
+def _moe_block(o: HFOps, m, xn: T) -> T:
+    """MixtralSparseMoeBlock with the ``grouped_mm`` experts (integrations/moe.py): router
+    softmax in fp32, tokens gathered per slot (top-k per token), grouped GEMMs in the
+    experts' parameter dtype, masked_fill copies, weighting, un-permute and sum."""
+    h, k, fe = m.hidden, m.top_k, m.expert_ffn_hidden
+    router = o.linear(xn, m.experts, SEQ, h * m.experts, "router")
+    r32 = o._cast(router, 4, "router.logits32")
+    probs = o.new(m.experts, 4, SEQ, "router.softmax")
+    o.tr.op("router.softmax", [r32], [probs], saved=[probs])
+    topv = o.new(k, 4, SEQ, "router.topk")
+    idx = o.new(k, 8, SEQ, "router.idx", requires_grad=False)
+    o.tr.op("router.topk", [probs], [topv, idx], saved=[idx])
+    wts = o.new(k, 4, SEQ, "router.weights")
+    o.tr.op("router.normalise", [topv], [wts], saved=[topv, wts])
+    eb = o.param_bytes  # grouped_mm casts its input to the weights' dtype
+    sel = o.new(k * h, eb, EXP, "experts.gather")
+    o.tr.op("experts.gather", [xn], [sel], saved=[idx])
+    gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
+    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel], weight_grad_bytes=m.experts * 2 * h * fe * o.grad_bytes)
+    gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
+    o.tr.op("experts.mask1", [gu], [gum])
+    gate = o.view(gum, k * fe, "experts.gate")
+    up = o.view(gum, k * fe, "experts.up")
+    act = o.new(k * fe, eb, EXP, "experts.silu")
+    o.tr.op("experts.silu", [gate], [act], saved=[gate])
+    prod = o.mul(act, up, "experts.mul")
+    dn = o.new(k * h, eb, EXP, "experts.down")
+    o.tr.op("experts.down", [prod], [dn], saved=[prod], weight_grad_bytes=m.experts * h * fe * o.grad_bytes)
+    dnm = o.new(k * h, eb, EXP, "experts.down_masked")
+    o.tr.op("experts.mask2", [dn], [dnm])
+    weighted = o.mul(dnm, wts, "experts.weighted")
+    unperm = o.new(k * h, eb, EXP, "experts.unpermute")
+    o.tr.op("experts.unpermute", [weighted], [unperm])
+    out = o.new(h, eb, SEQ, "experts.sum")
+    o.tr.op("experts.sum", [unperm], [out])
+    if m.shared_experts:
+        shared = _swiglu_mlp(o, m, xn, m.expert_ffn_hidden * m.shared_experts, TP, "shared")
+        out = o.add(out, shared, "experts.plus_shared")
+    return out
+
+
+def llama_layer(m, spec: HFLayerSpec, moe: bool = False):
+    """LlamaDecoderLayer (also Mistral, Qwen2; MixtralDecoderLayer with ``moe``)."""
+    o = HFOps(spec.kind, spec.grad_bytes)
+    x = o.external(m.hidden, _residual_bytes(o), SEQ, "x")
+    cos = o.external(m.head_dim, o.param_bytes, ONE, "cos", requires_grad=False)
+    xn = o.rmsnorm(x, "input_layernorm")
+    att = _llama_attention(o, m, spec, xn, cos)
+    proj = o.linear(att, m.hidden, SEQ, m.attn_out_width * m.hidden, "o_proj")
+    x2 = o.add(x, proj, "residual1")
+    xn2 = o.rmsnorm(x2, "post_attention_layernorm")
+    mlp = _moe_block(o, m, xn2) if moe else _swiglu_mlp(o, m, xn2, m.ffn_hidden, TP, "mlp")
+    out = o.add(x2, mlp, "residual2")
+    return o.tr, x, out
+
+
+def deepseek_layer(m, spec: HFLayerSpec, moe: bool = True):
+    """DeepseekV3DecoderLayer: multi-head latent attention (low-rank q and kv with their
+    own RMSNorms, decoupled RoPE part) and a MoE block with shared experts."""
+    o = HFOps(spec.kind, spec.grad_bytes)
+    h = m.hidden
+    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    cos = o.external(m.qk_rope_dim, o.param_bytes, ONE, "cos", requires_grad=False)
+    xn = o.rmsnorm(x, "input_layernorm")
+    if m.q_lora_rank:
+        qa = o.linear(xn, m.q_lora_rank, SEQ, h * m.q_lora_rank, "q_a_proj")
+        q = o.linear(o.rmsnorm(qa, "q_a_layernorm"), m.q_width, TP, m.q_lora_rank * m.q_width, "q_b_proj")
+    else:
+        q = o.linear(xn, m.q_width, TP, h * m.q_width, "q_proj")
+    kva = o.linear(xn, m.kv_lora_rank + m.qk_rope_dim, SEQ, h * (m.kv_lora_rank + m.qk_rope_dim), "kv_a_proj")
+    kv_lat = o.view(kva, m.kv_lora_rank, "kv_latent")
+    kv = o.linear(o.rmsnorm(kv_lat, "kv_a_layernorm"), m.heads * (m.qk_nope_dim + m.v_head_dim), TP,
+                  m.kv_lora_rank * m.heads * (m.qk_nope_dim + m.v_head_dim), "kv_b_proj")
+    q = o.rope(q, cos, "rope_q")
+    k = o.new(m.kv_width, kv.nbytes, TP, "k_cat")
+    o.tr.op("k_cat", [kv, kva], [k])
+    v = o.new(m.heads * m.v_head_dim, kv.nbytes, TP, "v_pad")
+    o.tr.op("v_split", [kv], [v])
+    att = _attention_core(o, m, spec, q, k, v, _needs_mask(m, spec))
+    proj = o.linear(att, h, SEQ, m.attn_out_width * h, "o_proj")
+    x2 = o.add(x, proj, "residual1")
+    xn2 = o.rmsnorm(x2, "post_attention_layernorm")
+    mlp = _moe_block(o, m, xn2) if moe else _swiglu_mlp(o, m, xn2, m.ffn_hidden, TP, "mlp")
+    out = o.add(x2, mlp, "residual2")
+    return o.tr, x, out
+
+
+def bert_layer(m, spec: HFLayerSpec):
+    """BertLayer (post-norm): self-attention, dense+dropout+LayerNorm(x+.), GELU MLP, same."""
+    o = HFOps(spec.kind, spec.grad_bytes)
+    h = m.hidden
+    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    q = o.linear(x, h, TP, h * h, "query")
+    k = o.linear(x, h, TP, h * h, "key")
+    v = o.linear(x, h, TP, h * h, "value")
+    att = _attention_core(o, m, spec, q, k, v, False)
+    d = o.dropout(o.linear(att, h, SEQ, h * h, "attention.output.dense"), m.hidden_dropout, "attention.dropout")
+    x1 = o.layernorm(o.add(d, x, "attention.residual"), "attention.LayerNorm")
+    i = o.unary_saving_input(o.linear(x1, m.ffn_hidden, TP, h * m.ffn_hidden, "intermediate.dense"), "gelu")
+    d2 = o.dropout(o.linear(i, h, SEQ, h * m.ffn_hidden, "output.dense"), m.hidden_dropout, "output.dropout")
+    out = o.layernorm(o.add(d2, x1, "output.residual"), "output.LayerNorm")
+    return o.tr, x, out
+
+
+def layer_trace(m, spec: HFLayerSpec, moe_layer: bool):
+    if m.arch == "gpt2":
+        return gpt2_layer(m, spec)
+    if m.arch == "bert":
+        return bert_layer(m, spec)
+    if m.arch == "deepseek":
+        return deepseek_layer(m, spec, moe=moe_layer)
+    return llama_layer(m, spec, moe=moe_layer)
+
+
+def embedding_trace(m, spec: HFLayerSpec):
+    """Token (and position / token-type) embeddings up to the first layer's input."""
+    o = HFOps(spec.kind, spec.grad_bytes)
+    h = m.hidden
+    ids = o.external(1, 8, SEQ, "input_ids", requires_grad=False)
+    e = o.new(h, o.param_bytes, SEQ, "embed")
+    emb_grad = m.vocab * h * o.grad_bytes  # slot W: sharded by tensor (vocab) parallelism
+    if m.tied_embeddings:  # accumulates into the output layer's gradient: transient only
+        o.tr.op("embed_tokens", [ids], [e], saved=[ids], weight_grad_temp=emb_grad)
+    else:
+        o.tr.op("embed_tokens", [ids], [e], saved=[ids], weight_grad_bytes=emb_grad)
+    x = e
+    if m.position == "learned":
+        p = o.new(h, o.param_bytes, SEQ, "pos_embed")
+        o.tr.op("wpe", [], [p])
+        x = o.add(x, p, "embed_sum")
+        if m.type_vocab:
+            x = o.add(x, p, "embed_sum_types")
+    if m.arch == "bert":
+        x = o.layernorm(x, "embeddings.LayerNorm")
+    x = o.dropout(x, m.embed_dropout, "embed_dropout")
+    return o.tr, ids, x
+
+
+def head_trace(m, spec: HFLayerSpec):
+    """Final norm, output layer (or BERT's MLM head) and the loss."""
+    o = HFOps(spec.kind, spec.grad_bytes)
+    h = m.hidden
+    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    if m.arch == "bert":
+        t = o.unary_saving_input(o.linear(x, h, SEQ, h * h, "mlm.transform.dense"), "mlm.gelu")
+        xn = o.layernorm(t, "mlm.LayerNorm")
+    elif m.norm == "layernorm":
+        xn = o.layernorm(x, "ln_f")
+    else:
+        xn = o.rmsnorm(x, "norm")
+    logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head")
+    loss = o.cross_entropy_hf(logits)
+    o.tr.op("return_outputs", [logits], [])  # the model's output object holds the logits
+    return o.tr, x, loss

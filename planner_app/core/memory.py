@@ -1,0 +1,385 @@
+"""Training memory per GPU: the step's timeline and its peak, broken down.
+
+The peak is the moment of the step where the most is live, as
+``torch.cuda.max_memory_allocated`` reports it on the most loaded GPU. The step is walked
+moment by moment for the most loaded pipeline stages: the forward through the embedding,
+every layer and the loss; the backward in reverse; the optimizer step. Activations and
+transients come from the simulated layer profiles (``activations.py``); model states from
+the recipe's byte table, sharded as ZeRO (Rajbhandari et al. 2020, sec. 5.1-5.3) or FSDP
+shards them; the pipeline's first stage holds the activations of its in-flight
+micro-batches (1F1B: min(pp, micro-batches); interleaved: pp(1 + (pp-1)/(pp v)),
+Korthikanti et al. 2022 sec. 4.2.3).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from planner_app.core.activations import model_profiles
+from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
+                                    recipe_bytes, validate_plan_for_model)
+from planner_app.core.trace import SLOTS, W, factors
+
+# Components of the breakdown, in display order. "other" holds workspaces and buffers.
+COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "activations",
+              "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
+              "optimizer_temporaries", "other")
+
+CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
+CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)
+FRAGMENTATION = 0.04  # caching-allocator reserve above the allocated peak (reserved/allocated - 1)
+DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size / allgather_bucket_size defaults (elements)
+
+
+@dataclass
+class MemoryResult:
+    """Per-GPU training memory. ``breakdown`` sums exactly to ``peak_bytes``."""
+
+    peak_bytes: float
+    breakdown: dict
+    peak_phase: str
+    peak_stage: str
+    phase_peaks: dict
+    activations_per_layer_bytes: float
+    overhead: dict  # outside the allocator's peak: CUDA context, NCCL, fragmentation reserve
+    device_bytes: float  # peak + overhead: what the GPU must have
+    host_bytes: float  # CPU memory for offloaded states
+    capacity_bytes: float | None = None
+    assumptions: list = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool | None:
+        if self.capacity_bytes is None:
+            return None
+        return self.device_bytes <= self.capacity_bytes
+
+    @property
+    def headroom_bytes(self) -> float | None:
+        if self.capacity_bytes is None:
+            return None
+        return self.capacity_bytes - self.device_bytes
+
+
+def _zero() -> dict:
+    return dict.fromkeys(COMPONENTS, 0.0)
+
+
+def _total(d: dict) -> float:
+    return sum(d.values())
+
+
+class _Eval:
+    """A profile evaluated at one configuration's factor vector."""
+
+    def __init__(self, p, f: np.ndarray):
+        fw = f.copy()
+        fw[W] = 0.0
+        self.saved = float(p.saved @ f)
+        self.saved_w = float(p.saved[W] * f[W])
+        self.output = float(p.output @ f)
+        self.ckpt_input = float(p.ckpt_input @ f)
+        self.wgrads = float(p.weight_grads * f[W])
+        self.fwd = self._peak(p.fwd_events, f, fw)
+        self.nograd = self._peak(p.nograd_events, f, fw)
+        self.bwd = self._peak(p.bwd_events, f, fw)
+
+    @staticmethod
+    def _peak(events: np.ndarray, f: np.ndarray, fw: np.ndarray) -> dict:
+        """The event with the highest level, split into activations / cache / grads / other."""
+        acts = events[:, 0, :] @ fw
+        cache = events[:, 0, W] * f[W]
+        grads = events[:, 1, :] @ f
+        other = events[:, 2, :] @ f
+        i = int(np.argmax(acts + cache + grads + other))
+        return {"act": float(acts[i]), "cache": float(cache[i]), "grads": float(grads[i]), "other": float(other[i])}
+
+
+def _stage_layers(model, pp: int, first: bool) -> tuple[int, int]:
+    """(dense, moe) layer counts on the first or last pipeline stage (ceil split; dense
+    layers come first in the model, as DeepSeek's leading dense layers do)."""
+    per = math.ceil(model.layers / pp)
+    if pp == 1:
+        return model.dense_mlp_layers, model.moe_layers
+    if first:
+        dense = min(model.dense_mlp_layers, per)
+        return dense, per - dense
+    last = model.layers - per * (pp - 1)
+    moe = min(model.moe_layers, last)
+    return last - moe, moe
+
+
+def _stage_params(model, plan: ParallelPlan, first: bool, last: bool) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of a pipeline stage before ZeRO-3."""
+    nd, nm = _stage_layers(model, plan.pp, first)
+    attn_norm = model.attention_params() + 2 * model._norm_params()
+    dense = nd * model.dense_layer_params() + nm * (attn_norm + model.experts * 0 + model.hidden * model.experts)
+    expert = nm * (model.moe_params() - model.hidden * model.experts)
+    if first:
+        dense += model.embedding_params()
+    if last:
+        dense += model.head_params()
+        if model.tied_embeddings and plan.pp > 1:
+            dense += model.vocab * model.hidden  # Megatron keeps a copy of the tied embedding
+    return dense / plan.tp, expert / (plan.ep * plan.tp)
+
+
+def _shard(dense: float, expert: float, d_dense: int, d_exp: int, on: bool) -> float:
+    return dense / d_dense + expert / d_exp if on else dense + expert
+
+
+def model_states(dense_params: float, expert_params: float, rb, optimizer: str, zero: int,
+                 d_dense: int = 1, d_exp: int = 1) -> tuple[float, float, float, float]:
+    """Bytes of parameters, gradients, master weights and optimizer states on one GPU.
+
+    ZeRO (Rajbhandari et al. 2020, sec. 5 and Figure 1): stage 1 shards optimizer states
+    (and master weights) over the N_d data-parallel ranks, stage 2 also gradients, stage 3
+    also parameters: (2 + 2 + K)Psi -> 2Psi + 2Psi + K Psi/N_d -> 2Psi + (2+K)Psi/N_d
+    -> (2+2+K)Psi/N_d. Experts are sharded over their own (smaller) replica group.
+    """
+    params = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 3) * rb.param
+    grads = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 2) * rb.grad
+    states = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 1)
+    master = states * rb.master
+    opt = states * optimizer_state_bytes_per_param(optimizer, rb.state)
+    return params, grads, master, opt
+
+
+def adafactor_state_bytes(model) -> float:
+    """Adafactor (Shazeer & Stern 2018, sec. 3): a row and a column accumulator per matrix,
+    fp32; vectors keep a full accumulator. Approximated from the model's matrices."""
+    h, q, kv = model.hidden, model.q_width, model.kv_width
+    per_layer = (h + q) + 2 * (h + kv) + (q + h) + (3 if model.mlp == "swiglu" else 2) * (h + model.ffn_hidden)
+    return 4.0 * (model.layers * per_layer + model.vocab + h)
+
+
+def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float | None = None,
+                    host_memory_limit: float | None = None) -> MemoryResult:
+    """Peak memory per GPU of one training step (see the module docstring)."""
+    validate_plan_for_model(model, setup, plan)
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    n_acc = grad_accum_steps(setup, plan)
+    assumptions = []
+    if not model.is_transformer:
+        return _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes)
+
+    stages = [("first pipeline stage", True, plan.pp == 1)]
+    if plan.pp > 1:
+        stages.append(("last pipeline stage", False, True))
+    results = [_stage_memory(model, setup, plan, rb, n_acc, name, first, last, assumptions)
+               for name, first, last in stages]
+    best = max(results, key=lambda r: r[0])
+    peak, breakdown, phase, stage_name, phase_peaks, host, per_layer = best
+    overhead = _overhead(setup, plan, peak)
+    device = peak + sum(overhead.values())
+    return MemoryResult(peak_bytes=peak, breakdown=breakdown, peak_phase=phase, peak_stage=stage_name,
+                        phase_peaks=phase_peaks, activations_per_layer_bytes=per_layer, overhead=overhead,
+                        device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes,
+                        assumptions=assumptions)
+
+
+def _overhead(setup: TrainingSetup, plan: ParallelPlan, peak: float) -> dict:
+    """What the GPU holds outside PyTorch's allocator statistics."""
+    nccl = 0.0
+    if plan.gpus > 1:
+        # NCCL's own buffers: NCCL_BUFFSIZE (4 MiB) per channel and peer; ~0.3-1 GB in practice
+        nccl = 0.35e9 + 0.05e9 * math.log2(plan.gpus)
+    return {"cuda_context": CUDA_CONTEXT_BYTES, "nccl_buffers": nccl,
+            "allocator_reserve": FRAGMENTATION * peak}
+
+
+def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assumptions):
+    fw = setup.framework
+    dense_p, expert_p = _stage_params(model, plan, first, last)
+    d_dense, d_exp = plan.dense_replicas, plan.expert_replicas
+    z = plan.zero
+    n_local = dense_p + expert_p
+    params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, z, d_dense, d_exp)
+    if setup.optimizer == "adafactor":
+        opt = adafactor_state_bytes(model) / plan.tp / plan.pp / (d_dense if z >= 1 else 1)
+    host = 0.0
+    if setup.offload in ("optimizer", "params"):
+        host += master + opt + grads  # ZeRO-Offload keeps fp32 states and gradients on the CPU
+        master = opt = 0.0
+        grads_on_gpu = 0.0
+    else:
+        grads_on_gpu = grads
+    if setup.offload == "params":
+        host += params
+        params = 0.0
+
+    # Optimizer-step temporaries. PyTorch's foreach AdamW (torch/optim/adam.py,
+    # _multi_tensor_adam) allocates sqrt(exp_avg_sq) for all parameters at once; fused
+    # Adam kernels (Megatron/Apex, DeepSpeed) need none; Adafactor builds grad^2 per tensor.
+    opt_temp = 0.0
+    if setup.offload == "none" and fw == "pytorch":
+        if setup.optimizer in ("adam", "adamw"):
+            opt_temp = _shard(dense_p, expert_p, d_dense, d_exp, z >= 1) * rb.state
+        elif setup.optimizer == "adafactor":
+            opt_temp = 2 * 4.0 * model.vocab * model.hidden / plan.tp
+
+    # Framework buffers inside the allocator
+    buffers = CUBLAS_WORKSPACE_BYTES
+    if plan.dense_replicas > 1 and fw == "pytorch" and z == 0:
+        buffers += n_local * rb.grad  # DDP gradient buckets (gradient_as_bucket_view=False)
+    if fw == "deepspeed" and z in (1, 2):
+        buffers += min(DS_BUCKET_ELEMS, n_local) * (rb.grad + rb.param)  # reduce + all-gather buckets
+    gather = 0.0
+    if z == 3 and setup.offload != "params" or setup.offload == "params":
+        layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
+                      model.moe_layer_params() if model.moe_layers else 0) / plan.tp
+        gather = 2 * layer_p * rb.param  # the layer in use and the prefetched next one (FSDP/ZeRO-3)
+
+    mask_needed = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, fw, mask_needed,
+                          setup.recompute == "selective", setup.recipe == "fp8")
+    tokens = setup.micro_batch * setup.seq_len / plan.cp
+    f = factors(tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
+    nd, nm = _stage_layers(model, plan.pp, first)
+    blocks = [(prof.dense, nd), (prof.moe, nm)]
+    blocks = [(_Eval(p, f), c) for p, c in blocks if p is not None and c > 0]
+    emb = _Eval(prof.embed, f) if first else None
+    head = _Eval(prof.head, f) if last else None
+    mask = prof.mask_bytes * tokens * setup.seq_len
+
+    # In-flight micro-batches on this stage
+    if plan.pp > 1:
+        n_micro = max(n_acc, 1)
+        if plan.pp_schedule == "interleaved":
+            inflight = plan.pp * (1 + (plan.pp - 1) / (plan.pp * plan.vp))
+        else:
+            inflight = plan.pp if first else 1
+        inflight = min(inflight, n_micro) if first else 1
+    else:
+        inflight = 1
+
+    ckpt = setup.recompute == "full"
+    per_mb_saved = (emb.saved if emb else 0.0) + sum(
+        (b.ckpt_input if ckpt else b.saved) * c for b, c in blocks)
+    earlier = (inflight - 1) * per_mb_saved
+    grads_present = n_acc > 1 or plan.pp > 1
+    # Gradients that stay after a layer's backward: its share of the (sharded) gradients, or
+    # nothing new when they accumulate into buffers that already exist (accumulation steps,
+    # pipeline micro-batches) or leave for the CPU (offload).
+    wgrad_shard = 1.0 / (d_dense if z >= 2 else 1)
+    if setup.offload != "none" or grads_present:
+        wgrad_shard = 0.0
+
+    static = _zero()
+    static["parameters"] = params
+    static["optimizer_states"] = opt
+    static["master_weights"] = master
+    static["other"] = buffers
+    static["gradients"] = grads_on_gpu if grads_present else 0.0
+    moments = []
+
+    def moment(phase, act=0.0, logits=0.0, cache=0.0, grads=0.0, temp=0.0, gath=0.0):
+        d = dict(static)
+        d["activations"] = act + earlier
+        d["logits_and_loss"] = logits
+        d["autocast_weight_cache"] = cache
+        d["gradients"] += grads
+        d["temporaries"] = temp
+        d["zero_gather_buffers"] = gath
+        moments.append((phase, d))
+
+    amp_cache = prof.autocast_weight_cache
+    # ---- forward ------------------------------------------------------------------------
+    carry = 0.0  # activations kept from earlier parts of this micro-batch
+    cache = 0.0  # autocast's weight cache under recomputation (cleared when autocast exits)
+    fmask = mask
+    if emb:
+        e = emb.fwd
+        moment("forward", act=e["act"], temp=e["other"] + fmask, cache=e["cache"])
+        carry += emb.saved
+    for b, c in blocks:
+        if ckpt:
+            ev = b.nograd
+            if amp_cache:
+                cache_here = cache + c * max(b.saved_w, 0.0)
+            else:
+                cache_here = 0.0
+            moment("forward", act=carry + (c - 1) * b.ckpt_input, temp=ev["act"] + ev["other"] + fmask,
+                   cache=cache_here, gath=gather)
+            carry += c * b.ckpt_input
+            cache = cache_here
+        else:
+            ev = b.fwd
+            moment("forward", act=carry + (c - 1) * (b.saved - b.saved_w) + ev["act"],
+                   cache=(c - 1) * b.saved_w + ev["cache"] + cache, temp=ev["other"] + fmask, gath=gather)
+            carry += c * (b.saved - b.saved_w)
+            cache += c * b.saved_w
+    if head:
+        ev = head.fwd
+        moment("forward", act=carry, logits=ev["act"], cache=cache + ev["cache"], temp=ev["other"] + fmask)
+    # ---- backward -----------------------------------------------------------------------
+    if ckpt:
+        cache = 0.0  # autocast exited: the forward's weight copies are gone
+    bmask = mask if ckpt else 0.0  # recomputation keeps the mask alive in its closures
+    wg_done = 0.0
+    if head:
+        ev = head.bwd
+        moment("backward", act=carry, logits=ev["act"], cache=cache + ev["cache"], grads=ev["grads"],
+               temp=ev["other"] + bmask)
+        wg_done += head.wgrads * wgrad_shard
+    for b, c in reversed(blocks):
+        per = b.ckpt_input if ckpt else (b.saved - b.saved_w)
+        per_w = 0.0 if ckpt else b.saved_w
+        carry_before = carry - c * per
+        cache_before = cache - c * per_w
+        for j in (c - 1, 0):  # the block's last and first layer bound the linear ramp
+            if ckpt:
+                rc = b.fwd  # the recompute forward, with the incoming gradient alive
+                moment("backward (recompute)", act=carry_before + j * per + rc["act"],
+                       cache=rc["cache"], grads=wg_done + (c - 1 - j) * b.wgrads * wgrad_shard,
+                       temp=rc["other"] + b.output + bmask, gath=gather)
+            ev = b.bwd
+            moment("backward", act=carry_before + j * per + ev["act"],
+                   cache=cache_before + j * per_w + ev["cache"],
+                   grads=wg_done + (c - 1 - j) * b.wgrads * wgrad_shard + ev["grads"],
+                   temp=ev["other"] + bmask, gath=gather)
+        carry = carry_before
+        cache = cache_before
+        wg_done += c * b.wgrads * wgrad_shard
+    if emb:
+        ev = emb.bwd
+        moment("backward", act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
+    # ---- optimizer step -----------------------------------------------------------------
+    d = dict(static)
+    d["gradients"] = grads_on_gpu
+    d["optimizer_temporaries"] = opt_temp
+    moments.append(("optimizer step", d))
+
+    phase_peaks = {}
+    for phase, d in moments:
+        key = phase.split(" ")[0]
+        phase_peaks[key] = max(phase_peaks.get(key, 0.0), _total(d))
+    phase, best = max(moments, key=lambda m: _total(m[1]))
+    per_layer = blocks[0][0].saved if blocks else 0.0
+    return _total(best), best, phase, stage_name, phase_peaks, host, per_layer
+
+
+def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
+    """Non-transformer models: states from the parameter count, activations from the
+    given bytes per sample (fp32; halved when activations are 16-bit)."""
+    p = model.params_total
+    d = plan.dp
+    z = plan.zero
+    act = model.act_bytes_per_sample_fp32 * setup.micro_batch * (1.0 if rb.act_kind == "fp32" else 0.5)
+    br = _zero()
+    br["parameters"] = p * rb.param / (d if z >= 3 else 1)
+    br["gradients"] = p * rb.grad / (d if z >= 2 else 1)
+    br["optimizer_states"] = p * optimizer_state_bytes_per_param(setup.optimizer, rb.state) / (d if z >= 1 else 1)
+    br["master_weights"] = p * rb.master / (d if z >= 1 else 1)
+    br["activations"] = act
+    br["other"] = CUBLAS_WORKSPACE_BYTES
+    peak = _total(br)
+    overhead = _overhead(setup, plan, peak)
+    return MemoryResult(peak_bytes=peak, breakdown=br, peak_phase="backward", peak_stage="single stage",
+                        phase_peaks={"backward": peak}, activations_per_layer_bytes=0.0, overhead=overhead,
+                        device_bytes=peak + sum(overhead.values()), host_bytes=0.0, capacity_bytes=capacity_bytes,
+                        assumptions=["non-transformer: activations from the preset's bytes per sample"])
+
+
+__all__ = ["training_memory", "MemoryResult", "COMPONENTS", "SLOTS"]
