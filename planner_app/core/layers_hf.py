@@ -59,15 +59,18 @@ class HFOps:
     # -- ops ----------------------------------------------------------------------------------
     def linear(self, x: T, out_width, out_slot, w_numel, name) -> T:
         """nn.Linear / Conv1D (addmm): saves its input and weight (ATen derivatives.yaml)."""
+        split = "n" if out_slot in (TP, EXP) else ("k" if x.slot in (TP, EXP) else "")
         if self.amp:
             xin = self.lp(x, name + ".in16")
+            w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
             w16 = self.new(w_numel, 2, W, name + ".w16")
-            self.tr.op("cast_w", [], [w16], weight_grad_bytes=w_numel * self.grad_bytes)
+            self.tr.op("cast_w", [w32], [w16], weight_grad_bytes=w_numel * self.grad_bytes)
             out = self.new(out_width, 2, out_slot, name + ".out")
-            self.tr.op(name, [xin, w16], [out], saved=[xin, w16])
+            self.tr.op(name, [xin, w16], [out], saved=[xin, w16], gemm=(x.width, out_width, split, 16))
             return out
         out = self.new(out_width, x.nbytes, out_slot, name + ".out")
-        self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes)
+        self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes,
+                   gemm=(x.width, out_width, split, 8 * x.nbytes))
         return out
 
     def layernorm(self, x: T, name) -> T:
@@ -75,14 +78,14 @@ class HFOps:
         xin = self.f32(x, name + ".in32")
         stats = self.new(2, 4, x.slot, name + ".stats", requires_grad=False)
         out = self.new(x.width, xin.nbytes, x.slot, name + ".out")
-        self.tr.op(name, [xin], [out, stats], saved=[xin, stats])
+        self.tr.op(name, [xin], [out, stats], saved=[xin, stats], kind="reduction")
         return out
 
     def rmsnorm(self, x: T, name) -> T:
         """LlamaRMSNorm: x.to(fp32); x*rsqrt(mean(x^2)+eps); weight * y.to(input dtype)."""
         x32 = self._cast(x, 4, name + ".x32")  # .to(torch.float32): pow saves it
         r = self.new(1, 4, x.slot, name + ".rsqrt")
-        self.tr.op(name + ".pow_mean_rsqrt", [x32], [r], saved=[x32, r])
+        self.tr.op(name + ".pow_mean_rsqrt", [x32], [r], saved=[x32, r], kind="reduction")
         y = self.new(x.width, 4, x.slot, name + ".y32")
         self.tr.op(name + ".mul", [x32, r], [y], saved=[x32, r])
         yc = self._cast(y, x.nbytes, name + ".y")
@@ -137,9 +140,9 @@ class HFOps:
         """
         l32 = self._cast(logits, 4, name + ".logits32")
         ls = self.new(logits.width, 4, logits.slot, name + ".log_softmax")
-        self.tr.op(name + ".log_softmax", [l32], [ls], saved=[ls])
+        self.tr.op(name + ".log_softmax", [l32], [ls], saved=[ls], kind="reduction")
         loss = self.new(0, 4, ONE, name + ".value")
-        self.tr.op(name + ".nll", [ls], [loss])
+        self.tr.op(name + ".nll", [ls], [loss], kind="none")
         return loss
 
     # -- attention ----------------------------------------------------------------------------
@@ -156,9 +159,10 @@ class HFOps:
         bwd[TP] = 4 * q.width + 4 * heads
         if gqa_expand:
             bwd[TP] += 2 * q.width * q.nbytes
-        if not fused_kernel:
-            bwd[TPS] = 4 * heads  # math fallback: score matrix in backward
-        self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd)
+        # an explicit mask rules out FlashAttention: the memory-efficient kernel computes the
+        # whole square (no causal block skipping)
+        self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd,
+                   attn_flops=2.0 * (q.width + out.width), kind="attention" if fused_kernel else "attention_masked")
         return out
 
     def eager_attention(self, q: T, k: T, v: T, heads: int, dropout: float, mask_bytes: int,
@@ -170,7 +174,7 @@ class HFOps:
         """
         q16, k16 = self.lp(q, name + ".q16"), self.lp(k, name + ".k16")
         scores = self.new(heads, q16.nbytes, TPS, name + ".scores")
-        self.tr.op(name + ".qk", [q16, k16], [scores], saved=[q16, k16])
+        self.tr.op(name + ".qk", [q16, k16], [scores], saved=[q16, k16], attn_flops=2.0 * q.width, kind="bmm")
         scaled = self.new(heads, scores.nbytes, TPS, name + ".scaled")
         self.tr.op(name + ".scale", [scores], [scaled])
         if mask_bytes:
@@ -181,12 +185,12 @@ class HFOps:
         sm_bytes = 4 if (softmax_fp32 or self.amp) else masked.nbytes
         sm_in = self._cast(masked, sm_bytes, name + ".sm_in") if not softmax_fp32 else masked
         probs = self.new(heads, sm_bytes, TPS, name + ".softmax")
-        self.tr.op(name + ".softmax", [sm_in], [probs], saved=[probs])
+        self.tr.op(name + ".softmax", [sm_in], [probs], saved=[probs], kind="reduction")
         probs_c = self._cast(probs, v.nbytes if not self.amp else 2, name + ".probs")
         probs_d = self.dropout(probs_c, dropout, name + ".dropout")
         pv_in, v16 = self.lp(probs_d, name + ".p16"), self.lp(v, name + ".v16")
         out = self.new(q.width, pv_in.nbytes, TP, name + ".pv")
-        self.tr.op(name + ".pv", [pv_in, v16], [out], saved=[pv_in, v16])
+        self.tr.op(name + ".pv", [pv_in, v16], [out], saved=[pv_in, v16], attn_flops=2.0 * q.width, kind="bmm")
         return out
 
     def contiguous_copy(self, x: T, name) -> T:
@@ -249,8 +253,8 @@ def _attention_core(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, mask: bool
     if n_rep > 1 and mask:
         k = o.repeat_kv(k, n_rep, name + ".k_rep")
         v = o.repeat_kv(v, n_rep, name + ".v_rep")
-    fused = True  # flash or memory-efficient kernel (both save only the log-sum-exp)
-    return o.sdpa(q, k, v, m.heads, m.attn_out_width // m.heads, m.attn_dropout, fused, gqa_native, name=name)
+    # flash without a mask; the memory-efficient kernel with one (both save only the log-sum-exp)
+    return o.sdpa(q, k, v, m.heads, m.attn_out_width // m.heads, m.attn_dropout, not mask, gqa_native, name=name)
 
 
 def _needs_mask(m, spec: HFLayerSpec) -> bool:
@@ -308,7 +312,7 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     router = o.linear(xn, m.experts, SEQ, h * m.experts, "router")
     r32 = o._cast(router, 4, "router.logits32")
     probs = o.new(m.experts, 4, SEQ, "router.softmax")
-    o.tr.op("router.softmax", [r32], [probs], saved=[probs])
+    o.tr.op("router.softmax", [r32], [probs], saved=[probs], kind="reduction")
     topv = o.new(k, 4, SEQ, "router.topk")
     idx = o.new(k, 8, SEQ, "router.idx", requires_grad=False)
     o.tr.op("router.topk", [probs], [topv, idx], saved=[idx])
@@ -318,7 +322,8 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     sel = o.new(k * h, eb, EXP, "experts.gather")
     o.tr.op("experts.gather", [xn], [sel], saved=[idx])
     gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
-    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel], weight_grad_bytes=m.experts * 2 * h * fe * o.grad_bytes)
+    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel], weight_grad_bytes=m.experts * 2 * h * fe * o.grad_bytes,
+            gemm=(h, 2 * fe * k, "n", 8 * eb))
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
     o.tr.op("experts.mask1", [gu], [gum])
     gate = o.view(gum, k * fe, "experts.gate")
@@ -327,7 +332,8 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     o.tr.op("experts.silu", [gate], [act], saved=[gate])
     prod = o.mul(act, up, "experts.mul")
     dn = o.new(k * h, eb, EXP, "experts.down")
-    o.tr.op("experts.down", [prod], [dn], saved=[prod], weight_grad_bytes=m.experts * h * fe * o.grad_bytes)
+    o.tr.op("experts.down", [prod], [dn], saved=[prod], weight_grad_bytes=m.experts * h * fe * o.grad_bytes,
+            gemm=(fe, h * k, "k", 8 * eb))
     dnm = o.new(k * h, eb, EXP, "experts.down_masked")
     o.tr.op("experts.mask2", [dn], [dnm])
     weighted = o.mul(dnm, wts, "experts.weighted")
@@ -452,5 +458,5 @@ def head_trace(m, spec: HFLayerSpec):
         xn = o.rmsnorm(x, "norm")
     logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head")
     loss = o.cross_entropy_hf(logits)
-    o.tr.op("return_outputs", [logits], [])  # the model's output object holds the logits
+    o.tr.op("return_outputs", [logits], [], kind="none")  # the model's output object holds the logits
     return o.tr, x, loss

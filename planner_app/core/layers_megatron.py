@@ -26,10 +26,12 @@ class MegatronOps(HFOps):
 
     def linear(self, x: T, out_width, out_slot, w_numel, name) -> T:
         """A GEMM saves its input (in fp8 under Transformer Engine's fp8 recipe)."""
+        split = "n" if out_slot in (TP, EXP) else ("k" if x.slot in (TP, EXP) else "")
         if self.fp8:
             xq = self._cast(x, 1, name + ".in8")
             out = self.new(out_width, 2, out_slot, name + ".out")
-            self.tr.op(name, [xq], [out], saved=[xq], weight_grad_bytes=w_numel * self.grad_bytes)
+            self.tr.op(name, [xq], [out], saved=[xq], weight_grad_bytes=w_numel * self.grad_bytes,
+                       gemm=(x.width, out_width, split, 8))
             return out
         return super().linear(x, out_width, out_slot, w_numel, name)
 
@@ -37,7 +39,7 @@ class MegatronOps(HFOps):
         """Fused LayerNorm/RMSNorm: saves the input (2 bytes) and fp32 statistics."""
         stats = self.new(2, 4, x.slot, name + ".stats", requires_grad=False)
         out = self.new(x.width, 2, x.slot, name + ".out")
-        self.tr.op(name, [x], [out, stats], saved=[x, stats])
+        self.tr.op(name, [x], [out, stats], saved=[x, stats], kind="reduction")
         return out
 
     def bias_dropout_add(self, x: T, residual: T, p: float, name) -> T:
@@ -59,19 +61,21 @@ class MegatronOps(HFOps):
             lse = self.new(heads, 4, TP, name + ".lse", requires_grad=False)
             bwd = np.zeros(SLOTS)
             bwd[TP] = 4 * q.width + 4 * heads
-            self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd)
+            self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd,
+                       attn_flops=2.0 * (q.width + out.width))
             return out
         if selective:
             bwd = np.zeros(SLOTS)
             bwd[TPS] = 5 * heads  # recomputed scores live during this layer's backward
-            self.tr.op(name, [q, k, v], [out], saved=[q, k, v], bwd_temp=bwd)
+            self.tr.op(name, [q, k, v], [out], saved=[q, k, v], bwd_temp=bwd,
+                       attn_flops=2.0 * (q.width + out.width), kind="bmm")
             return out
         probs = self.new(heads, 2, TPS, name + ".softmax")
-        self.tr.op(name + ".qk_softmax", [q, k], [probs], saved=[q, k, probs])
+        self.tr.op(name + ".qk_softmax", [q, k], [probs], saved=[q, k, probs], attn_flops=2.0 * q.width, kind="bmm")
         mask = self.new(heads, 1, TPS, name + ".dropout_mask", requires_grad=False) if p > 0 else None
         dropped = self.new(heads, 2, TPS, name + ".dropout")
         self.tr.op(name + ".dropout", [probs], [dropped] + ([mask] if mask else []), saved=[mask] if mask else [])
-        self.tr.op(name + ".pv", [dropped, v], [out], saved=[dropped, v])
+        self.tr.op(name + ".pv", [dropped, v], [out], saved=[dropped, v], attn_flops=2.0 * out.width, kind="bmm")
         return out
 
 
@@ -114,7 +118,7 @@ def _megatron_moe(o: MegatronOps, m, xn: T) -> T:
     h, k, fe = m.hidden, m.top_k, m.expert_ffn_hidden
     logits = o.linear(xn, m.experts, SEQ, h * m.experts, "router")
     probs = o.new(m.experts, 4, SEQ, "router.probs")
-    o.tr.op("router.softmax_topk", [logits], [probs], saved=[probs])
+    o.tr.op("router.softmax_topk", [logits], [probs], saved=[probs], kind="reduction")
     perm = o.new(k * h, 2, EXP, "permuted_tokens")
     o.tr.op("permute", [xn], [perm])
     fc1 = o.linear(perm, 2 * k * fe, EXP, 2 * m.experts * h * fe, "experts.fc1")
@@ -147,11 +151,12 @@ def megatron_head(m, spec: HFLayerSpec, fp8: bool):
     x = o.external(m.hidden, 2, SEQ, "x")
     xn = o.norm(x, "final_norm")
     logits = o.new(m.vocab, 2, TP, "logits")
-    o.tr.op("output_layer", [xn], [logits], saved=[xn], weight_grad_bytes=m.vocab * m.hidden * spec.grad_bytes)
+    o.tr.op("output_layer", [xn], [logits], saved=[xn], weight_grad_bytes=m.vocab * m.hidden * spec.grad_bytes,
+            gemm=(m.hidden, m.vocab, "n", 8 if fp8 else 16))
     sm = o.new(m.vocab, 4, TP, "vocab_parallel_ce.softmax")
-    o.tr.op("vocab_parallel_ce", [logits], [sm], saved=[sm])
+    o.tr.op("vocab_parallel_ce", [logits], [sm], saved=[sm], kind="reduction")
     loss = o.new(0, 4, ONE, "loss")
-    o.tr.op("loss", [sm], [loss])
+    o.tr.op("loss", [sm], [loss], kind="none")
     return o.tr, x, loss
 
 

@@ -78,6 +78,9 @@ class Op:
     weight_grad_temp: float = 0.0  # transient bytes in its backward (e.g. a 16-bit grad before the fp32 cast)
     bwd_temp: np.ndarray | None = None  # other transient bytes in its backward (slot vector)
     fwd_temp: np.ndarray | None = None  # transient bytes inside the op in forward (slot vector)
+    gemm: tuple | None = None  # (k, n, split, bits): a GEMM of k-by-n weights per token; split "n"/"k"/""
+    attn_flops: float = 0.0  # attention-kernel FLOPs per token per key position (QK^T and PV)
+    kind: str = "elementwise"  # "gemm", "attention", "elementwise", "reduction", "none"
 
 
 @dataclass
@@ -112,6 +115,31 @@ class LayerProfile:
     weight_grads: float
     grad_input: np.ndarray
     saved_terms: list = field(default_factory=list)
+    gemms: list = field(default_factory=list)  # (k, n, split, bits) per token, forward
+    attn_flops: float = 0.0  # fused (flash) attention FLOPs per token per key position, forward
+    attn_masked: bool = False  # the fused kernel runs with an explicit mask (full square, slower)
+    bmm_flops: float = 0.0  # unfused attention matmuls (full square) per token per key, forward
+    mem_ops: np.ndarray = field(default_factory=lambda: np.zeros((0, SLOTS)))  # bytes moved per memory-bound op
+    mem_is_reduction: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+def _work(ops) -> tuple:
+    """The forward's work: GEMM shapes, attention FLOPs and the traffic of every other kernel."""
+    gemms, attn, bmm, mem, red, masked = [], 0.0, 0.0, [], [], False
+    for op in ops:
+        if op.kind == "none":
+            continue
+        if op.gemm:
+            gemms.append(op.gemm)
+        elif op.kind == "bmm":
+            bmm += op.attn_flops
+        elif op.attn_flops:
+            attn += op.attn_flops
+            masked = masked or op.kind == "attention_masked"
+        else:
+            mem.append(_sum(t.vec() for t in op.inputs + op.outputs))
+            red.append(op.kind == "reduction")
+    return gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool)
 
 
 class Trace:
@@ -128,9 +156,11 @@ class Trace:
         return t
 
     def op(self, name, inputs, outputs, saved=(), weight_grad_bytes=0.0, weight_grad_temp=0.0,
-           bwd_temp=None, fwd_temp=None) -> None:
+           bwd_temp=None, fwd_temp=None, gemm=None, attn_flops=0.0, kind=None) -> None:
+        if kind is None:
+            kind = "gemm" if gemm else ("attention" if attn_flops else "elementwise")
         self.ops.append(Op(name, list(inputs), list(outputs), list(saved), weight_grad_bytes,
-                           weight_grad_temp, bwd_temp, fwd_temp))
+                           weight_grad_temp, bwd_temp, fwd_temp, gemm, attn_flops, kind))
 
 
 def _sum(vecs) -> np.ndarray:
@@ -230,7 +260,8 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
     grad_in = grads.get(x_in.storage.idx, x_in.storage.vec())
 
     terms = [(storages[s].name or f"t{s}", mem(storages[s])) for s in sorted(saved_storages)]
-    return LayerProfile(
+    gemms, attn, masked, bmm, mem_ops, mem_red = _work(ops)
+    return LayerProfile(gemms=gemms, attn_flops=attn, attn_masked=masked, bmm_flops=bmm, mem_ops=mem_ops, mem_is_reduction=mem_red,
         saved=saved_vec, output=out_vec, ckpt_input=in_vec,
         fwd_events=np.array(fwd_levels), nograd_events=np.array(nograd_levels),
         bwd_events=np.array(bwd_levels) if bwd_levels else np.zeros((1, 3, SLOTS)),

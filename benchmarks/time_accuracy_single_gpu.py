@@ -1,0 +1,61 @@
+"""Engine step time vs measured single-GPU PyTorch training steps (H200).
+
+Reads tests/data/training_runs_h200.json (benchmarks/gpu_training_runs.py) and prints the
+measured and predicted step time per case with the error; no overrides::
+
+    python benchmarks/time_accuracy_single_gpu.py [--phases]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from planner_app.core.estimate import Hardware  # noqa: E402
+from planner_app.core.setup import ParallelPlan  # noqa: E402
+from planner_app.core.timing import step_time  # noqa: E402
+from planner_app.specdb.catalog import shipped_db  # noqa: E402
+
+sys.path.insert(0, HERE)
+from memory_accuracy import case_inputs  # noqa: E402
+
+DATA = os.path.join(HERE, "..", "tests", "data")
+
+
+def compare(path=os.path.join(DATA, "training_runs_h200.json")):
+    with open(path) as f:
+        data = json.load(f)
+    gpu = shipped_db().gpu("h200-sxm")
+    hw = Hardware(gpu=gpu)
+    rows = []
+    for case in data["cases"]:
+        model, setup, _ = case_inputs(case)
+        st = step_time(model, hw, setup, ParallelPlan())
+        meas = case["step_ms_median"] / 1e3
+        rows.append((case, st, meas, st.step_s / meas - 1))
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--phases", action="store_true")
+    args = ap.parse_args(argv)
+    rows = compare()
+    print(f"{'case':36s} {'measured ms':>11s} {'engine ms':>10s} {'error':>7s}")
+    for case, st, meas, err in rows:
+        print(f"{case['name']:36s} {meas * 1e3:11.1f} {st.step_s * 1e3:10.1f} {err * 100:+6.1f}%")
+        if args.phases:
+            s = case["steps"][-1]
+            print(f"    measured fwd {s['fwd_ms']:.1f} bwd {s['bwd_ms']:.1f} opt {s['opt_ms']:.1f} | engine "
+                  + " ".join(f"{k} {v * 1e3:.1f}" for k, v in st.parts.items() if v))
+    errs = [abs(e) for *_, e in rows]
+    print(f"cases {len(rows)}  max |error| {max(errs) * 100:.1f}%  median |error| {statistics.median(errs) * 100:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,332 @@
+"""``gpu-planner``: the command line (argument parsing only; the work is in core/specdb/
+probe/report). Errors exit 2 with one line naming the option and what is allowed."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from planner_app import __version__
+
+EXIT_USAGE = 2
+
+# Engine field names -> the option a user typed
+FIELD_TO_OPTION = {
+    "micro_batch": "--micro-batch", "seq_len": "--seq-len", "global_batch": "--global-batch", "tokens": "--tokens",
+    "recipe": "--recipe", "optimizer": "--optimizer", "attention": "--attention", "recompute": "--recompute",
+    "framework": "--framework", "offload": "--offload", "tp": "--tp", "pp": "--pp", "dp": "--dp", "cp": "--cp",
+    "ep": "--ep", "zero": "--zero", "sequence_parallel": "--sequence-parallel", "pp_schedule": "--pp-schedule",
+    "vp": "--vp", "gpus_per_node": "--gpus-per-node", "gpus": "--gpus", "gpu": "--gpu", "instance": "--instance",
+    "fabric": "--fabric", "model": "--model", "batch": "--batch", "prompt_len": "--prompt-len",
+    "new_tokens": "--new-tokens", "weights_dtype": "--weights-dtype", "kv_dtype": "--kv-dtype", "mode": "--mode",
+    "mfu": "--mfu", "achieved_tflops": "--achieved-tflops", "price_mix": "--price-mix", "cny_per_usd": "--cny-per-usd",
+    "max_gpus": "--max-gpus", "deadline_days": "--deadline-days", "budget_usd": "--budget-usd", "top": "--top",
+    "nics_per_node": "--nics-per-node", "objective": "--objective", "nodes": "--nodes",
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no multi-line usage dump) and exit code 2."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _positive_int(name):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if v != int(v):
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+        return int(v)
+    parse.__name__ = name
+    return parse
+
+
+def _nonneg_int(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if v != int(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return int(v)
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def _fraction(text):
+    v = _positive_float(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return v
+
+
+def _add_workload_options(p, training=True):
+    from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, OFFLOADS, OPTIMIZERS, PP_SCHEDULES, RECIPES,
+                                        RECOMPUTES)
+
+    p.add_argument("--model", required=True, help="preset name (gpu-planner models) or a config.json path")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--gpu", help="GPU name or id (gpu-planner specs gpus)")
+    g.add_argument("--instance", help="cloud instance id (gpu-planner specs instances)")
+    p.add_argument("--gpus", type=_positive_int("gpus"), help="total GPUs (default tp*pp*cp*ep*dp)")
+    p.add_argument("--gpus-per-node", type=_positive_int("gpus_per_node"))
+    p.add_argument("--micro-batch", type=_positive_int("micro_batch"), default=1)
+    p.add_argument("--seq-len", type=_positive_int("seq_len"))
+    p.add_argument("--global-batch", type=_positive_int("global_batch"))
+    p.add_argument("--tokens", type=_positive_float, help="training budget in tokens")
+    p.add_argument("--recipe", choices=RECIPES)
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument("--attention", choices=ATTENTIONS)
+    p.add_argument("--recompute", choices=RECOMPUTES, default="none")
+    for axis in ("tp", "pp", "dp", "cp", "ep"):
+        p.add_argument(f"--{axis}", type=_positive_int(axis))
+    p.add_argument("--vp", type=_positive_int("vp"), default=2, help="virtual stages per rank (interleaved)")
+    p.add_argument("--zero", type=int, choices=range(4), default=0, metavar="{0,1,2,3}")
+    p.add_argument("--sequence-parallel", action="store_true")
+    p.add_argument("--pp-schedule", choices=PP_SCHEDULES, default="1f1b")
+    p.add_argument("--offload", choices=OFFLOADS, default="none")
+    p.add_argument("--framework", choices=FRAMEWORKS, default="pytorch")
+    p.add_argument("--fabric", help="inter-node network id (gpu-planner specs fabrics)")
+    p.add_argument("--nics-per-node", type=_positive_int("nics_per_node"))
+    p.add_argument("--mfu", type=_fraction, help="override the efficiency model with this MFU")
+    p.add_argument("--achieved-tflops", type=_positive_float, help="override: achieved TFLOP/s per GPU")
+    p.add_argument("--price-mix", help="e.g. reserved_1yr=0.8,on_demand=0.2")
+    p.add_argument("--cny-per-usd", type=_positive_float, help="exchange rate for CNY prices")
+    p.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
+
+
+def build_parser() -> Parser:
+    from planner_app.core.setup import KV_DTYPES, WEIGHT_DTYPES
+
+    ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
+    ap.add_argument("--version", action="version", version=f"gpu-planner {__version__}")
+    sub = ap.add_subparsers(dest="command", parser_class=Parser)
+
+    e = sub.add_parser("estimate", help="memory, time and cost of one plan")
+    _add_workload_options(e)
+    e.add_argument("--mode", choices=("training", "inference"), default="training")
+    e.add_argument("--batch", type=_positive_int("batch"), default=1, help="inference: concurrent sequences")
+    e.add_argument("--prompt-len", type=_positive_int("prompt_len"), default=1024)
+    e.add_argument("--new-tokens", type=_positive_int("new_tokens"), default=128)
+    e.add_argument("--weights-dtype", choices=WEIGHT_DTYPES, default="bf16")
+    e.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
+    e.add_argument("--json", action="store_true")
+
+    m = sub.add_parser("models", help="list model presets")
+    m.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("specs", help="list GPUs, instances or fabrics")
+    s.add_argument("kind", choices=("gpus", "instances", "fabrics"))
+    fmt = s.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+
+    sr = sub.add_parser("search", help="find the best parallel layout and instance")
+    sr.add_argument("--model", required=True)
+    sr.add_argument("--tokens", type=_positive_float, required=True)
+    g = sr.add_mutually_exclusive_group(required=True)
+    g.add_argument("--gpu", help="one or more GPUs, comma-separated")
+    g.add_argument("--instance", help="one or more instances, comma-separated")
+    sr.add_argument("--max-gpus", type=_positive_int("max_gpus"), required=True)
+    sr.add_argument("--seq-len", type=_positive_int("seq_len"))
+    sr.add_argument("--global-batch", type=_positive_int("global_batch"))
+    from planner_app.core.setup import FRAMEWORKS, RECIPES
+
+    sr.add_argument("--recipe", choices=RECIPES, default="mixed-bf16")
+    sr.add_argument("--framework", choices=FRAMEWORKS, default="megatron")
+    sr.add_argument("--deadline-days", type=_positive_float)
+    sr.add_argument("--budget-usd", type=_positive_float)
+    sr.add_argument("--objective", choices=("time", "cost"), default="time")
+    sr.add_argument("--top", type=_positive_int("top"), default=10)
+    sr.add_argument("--fabric")
+    sr.add_argument("--cny-per-usd", type=_positive_float)
+    sr.add_argument("--json", action="store_true")
+
+    sc = sub.add_parser("scaling", help="throughput and efficiency against node count")
+    _add_workload_options(sc)
+    sc.add_argument("--nodes", help="node counts, comma-separated (default 1,2,4,...,64)")
+    sc.add_argument("--fabrics", help="fabric ids to compare, comma-separated")
+    sc.add_argument("--weak", action="store_true", help="weak scaling: global batch grows with the nodes")
+    sc.add_argument("--json", action="store_true")
+
+    pr = sub.add_parser("probe", help="inventory and microbenchmarks of the local GPUs")
+    pr.add_argument("--backend", choices=("auto", "torch", "cupy", "numpy"), default="auto")
+    pr.add_argument("--quick", action="store_true")
+    pr.add_argument("--json", action="store_true")
+    pr.add_argument("--timeout", type=_positive_float, default=600.0)
+    pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
+    pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
+    pr.add_argument("--validate", metavar="MODEL", help="also train MODEL for a few steps and compare")
+
+    rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
+    rp.add_argument("scenario")
+    rp.add_argument("-o", "--output", required=True)
+    rp.add_argument("--lang", choices=("en", "zh_CN"), default="en")
+    rp.add_argument("--format", choices=("pdf", "html", "json", "csv"))
+    rp.add_argument("--paper", choices=("A4", "Letter"), default="A4")
+
+    gui = sub.add_parser("gui", help="open the desktop app")
+    gui.add_argument("--smoke-test", action="store_true", help="open, visit every page, exit 0")
+    gui.add_argument("scenario", nargs="?")
+    return ap
+
+
+def _fail(message: str) -> int:
+    print(message.splitlines()[0], file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _input_error_line(prog: str, e) -> str:
+    field = getattr(e, "field", "")
+    opt = FIELD_TO_OPTION.get(field, field)
+    return f"{prog}: error: {opt}: {e.message}"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        return _fail(str(e))
+    if args.command is None:
+        return _open_gui(args, [])
+    from planner_app.core.errors import InputError
+    from planner_app.specdb.schema import SpecDataError
+
+    prog = f"gpu-planner {args.command}"
+    try:
+        if args.command == "estimate":
+            from planner_app import cli_estimate
+            return cli_estimate.run(args)
+        if args.command == "models":
+            return _models(args)
+        if args.command == "specs":
+            return _specs(args)
+        if args.command == "search":
+            from planner_app import cli_search
+            return cli_search.run_search(args)
+        if args.command == "scaling":
+            from planner_app import cli_search
+            return cli_search.run_scaling(args)
+        if args.command == "probe":
+            from planner_app.probe import cli_probe
+            return cli_probe.run(args)
+        if args.command == "report":
+            from planner_app.report import cli_report
+            return cli_report.run(args)
+        if args.command == "gui":
+            return _open_gui(args, [args.scenario] if args.scenario else [])
+    except InputError as e:
+        return _fail(_input_error_line(prog, e))
+    except SpecDataError as e:
+        return _fail(f"{prog}: error: spec data: {e}")
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _open_gui(args, files) -> int:
+    smoke = bool(getattr(args, "smoke_test", False))
+    if not smoke and not _display_available():
+        print("gpu-planner: no display found (set DISPLAY or QT_QPA_PLATFORM); the headless commands are: "
+              "estimate, models, specs, search, scaling, probe, report", file=sys.stderr)
+        return EXIT_USAGE
+    from planner_app import app
+    return app.run(files=files, smoke_test=smoke)
+
+
+def _display_available() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM", "").startswith(("offscreen", "minimal", "vnc")):
+        return True
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _models(args) -> int:
+    from planner_app.specdb.catalog import model_from_row, shipped_db
+
+    db = shipped_db()
+    rows = []
+    for _, r in db.models.iterrows():
+        m = model_from_row(r)
+        rows.append({"id": r["id"], "name": r["name"], "arch": r["arch"], "params": m.params_total,
+                     "params_active": m.params_active, "layers": m.layers, "hidden": m.hidden,
+                     "default_seq_len": int(r["default_seq_len"] or 0), "aliases": r["aliases"],
+                     "source": r["source_url"], "retrieved": r["retrieved"], "notes": r["notes"]})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'id':22s} {'name':30s} {'arch':8s} {'params':>10s}  source")
+    for r in rows:
+        print(f"{r['id']:22s} {r['name'][:30]:30s} {r['arch']:8s} {r['params'] / 1e9:9.2f}B  {r['source']}")
+    return 0
+
+
+def _specs(args) -> int:
+    import math
+
+    from planner_app.specdb.catalog import shipped_db
+
+    db = _user_db_catalog()
+    df = getattr(db, args.kind)
+    if args.csv:
+        df.drop(columns=["origin"], errors="ignore").to_csv(sys.stdout, index=False)
+        return 0
+    rows = []
+    for rec in df.to_dict(orient="records"):
+        rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+        rec["source"] = rec.get("source_url")
+        rows.append(rec)
+    if args.json:
+        print(json.dumps(rows, indent=1, default=str))
+        return 0
+    cols = {"gpus": ["id", "name", "memory_gb", "mem_bw_gb_s", "bf16_tflops", "fp8_tflops", "link", "retrieved"],
+            "instances": ["provider", "region", "instance_id", "gpu_id", "gpu_count", "price_on_demand_hr",
+                          "currency", "price_date"],
+            "fabrics": ["id", "name", "scope", "bw_gb_s", "latency_us", "efficiency", "retrieved"]}[args.kind]
+    print("  ".join(cols))
+    for r in rows:
+        print("  ".join("" if r.get(c) is None else str(r.get(c)) for c in cols))
+    _ = shipped_db
+    return 0
+
+
+def _user_db_catalog():
+    """The spec database with the user's own rows merged in (when their database opens)."""
+    from planner_app.specdb.catalog import SpecDB, shipped_db
+
+    try:
+        from planner_app.specdb.userdb import UserDB, UserDBError
+    except ImportError:
+        return shipped_db()
+    try:
+        udb = UserDB.open_default()
+    except UserDBError as e:
+        print(f"gpu-planner: warning: your database was not used: {e}", file=sys.stderr)
+        return shipped_db()
+    return SpecDB(user_db=udb)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

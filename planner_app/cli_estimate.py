@@ -1,0 +1,133 @@
+"""``gpu-planner estimate``: resolve the options, run the engine, print text or JSON."""
+from __future__ import annotations
+
+import json
+import math
+
+from planner_app import units
+from planner_app.core.cost import PriceMix
+from planner_app.core.errors import InputError
+from planner_app.core.estimate import Overrides, estimate_inference, estimate_training
+from planner_app.core.setup import InferenceSetup, TrainingSetup
+from planner_app.resolve import default_recipe, default_seq_len, resolve_hardware, resolve_model, resolve_plan
+
+
+def _calibration(name):
+    if not name:
+        return None
+    from planner_app.probe.calibration import load_profile
+
+    return load_profile(name)
+
+
+def build_request(args, db):
+    """(model, hardware, setup or inference, plan, overrides, notes) from parsed options."""
+    model = resolve_model(args.model, db)
+    hw, per_node, notes = resolve_hardware(db, gpu=args.gpu, instance=args.instance, fabric=args.fabric,
+                                           nics_per_node=args.nics_per_node, gpus_per_node=args.gpus_per_node,
+                                           calibration=_calibration(getattr(args, "calibration", None)))
+    overrides = Overrides(mfu=args.mfu, achieved_tflops=args.achieved_tflops)
+    overrides.cny_per_usd = args.cny_per_usd or 7.10
+    overrides.price_mix = PriceMix.parse(args.price_mix) if args.price_mix else None
+    if hw.calibration is not None:
+        notes.append(f"calibration profile {hw.calibration.name!r} ({hw.calibration.summary()})")
+    return model, hw, per_node, overrides, notes
+
+
+def run(args) -> int:
+    from planner_app.cli import _user_db_catalog
+
+    db = _user_db_catalog()
+    model, hw, per_node, overrides, notes = build_request(args, db)
+    if args.mode == "inference":
+        tp = args.tp or 1
+        if args.pp not in (None, 1) or args.dp not in (None, 1):
+            raise InputError("pp", "inference sizing supports tensor parallelism only (--tp); pp and dp must be 1")
+        setup = InferenceSetup(batch=args.batch, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
+                               weights_dtype=args.weights_dtype, kv_dtype=args.kv_dtype,
+                               attention=args.attention or "flash")
+        out = estimate_inference(model, hw, setup, tp, overrides)
+    else:
+        recipe = args.recipe or default_recipe(hw.gpu, args.framework)
+        if not args.recipe:
+            notes.append(f"recipe {recipe} (default for {hw.gpu.name} with {args.framework}; --recipe)")
+        attention = args.attention or ("flash" if args.framework == "megatron" else "sdpa")
+        seq = args.seq_len or default_seq_len(model, db)
+        setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
+                              tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
+                              attention=attention, recompute=args.recompute, framework=args.framework,
+                              offload=args.offload)
+        plan = resolve_plan(gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, cp=args.cp, ep=args.ep,
+                            zero=args.zero, sequence_parallel=args.sequence_parallel,
+                            pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)
+        out = estimate_training(model, hw, setup, plan, overrides)
+    out["assumptions"] = notes + out["assumptions"]
+    if args.json:
+        print(json.dumps(_clean(out), indent=1))
+    else:
+        print(format_text(out))
+    return 0
+
+
+def _clean(obj):
+    """JSON-safe: NaN/inf become null."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def format_text(out: dict) -> str:
+    """A readable summary of an estimate."""
+    gb = units.fmt_bytes
+    m = out["memory"]
+    lines = [f"{out['model']['summary']}",
+             f"GPU: {out['gpu']['name']} ({out['gpu']['memory_gb']:g} GB)"
+             + (f" in {out['instance']['provider']} {out['instance']['id']}" if "instance" in out else "")]
+    if out["mode"] == "training":
+        p = out["parallel"]
+        lines.append(f"Layout: {p['gpus']} GPUs = tp {p['tp']} x pp {p['pp']} x cp {p['cp']} x ep {p['ep']} "
+                     f"x dp {p['dp']}, ZeRO {p['zero']}")
+        s = out["setup"]
+        lines.append(f"Setup: micro-batch {s['micro_batch']}, seq {s['seq_len']}, {s['recipe']}, {s['optimizer']}, "
+                     f"{s['attention']} attention, recompute {s['recompute']}, {s['framework']}")
+    verdict = "FITS" if m["fits"] else "DOES NOT FIT"
+    lines.append("")
+    lines.append(f"Memory per GPU: peak {gb(m['peak_bytes'])} (+ overheads = {gb(m['device_bytes'])}) "
+                 f"of {gb(m['capacity_bytes'])}: {verdict}")
+    for k, v in m["breakdown"].items():
+        if v:
+            lines.append(f"  {k.replace('_', ' '):24s} {gb(v):>12s}")
+    if "largest_micro_batch" in m:
+        lines.append(f"  largest micro-batch that fits: {m['largest_micro_batch']}")
+    if "kv_cache_bytes" in m:
+        lines.append(f"  KV cache: {gb(m['kv_cache_bytes'])}; largest batch {m['largest_batch']}, "
+                     f"longest context {m['longest_context']:,} tokens")
+    t = out.get("time", {})
+    if out["mode"] == "training" and t:
+        lines.append("")
+        lines.append(f"Step: {units.fmt_seconds(t['step_s'])}, {t['tokens_per_s']:,.0f} tokens/s, "
+                     f"MFU {t['mfu'] * 100:.1f}% ({t['tflops_per_gpu']:.0f} TFLOP/s per GPU)")
+        for k, v in t["breakdown_s"].items():
+            if v > 0:
+                lines.append(f"  {k.replace('_', ' '):28s} {units.fmt_seconds(v):>10s}")
+        if "train_s" in t:
+            c = out["cost"]
+            lines.append(f"Time to train: {t['train_days']:.1f} days, {c['gpu_hours']:,.0f} GPU-hours, "
+                         f"{c['energy_kwh']:,.0f} kWh")
+            if c.get("usd") is not None:
+                lines.append(f"Cost: ${c['usd']:,.0f} ({c.get('usd_price_basis')})"
+                             + (f"; mix ${c['usd_mix']:,.0f}" if c.get("usd_mix") else ""))
+    elif t:
+        lines.append("")
+        lines.append(f"Prefill {units.fmt_seconds(t['prefill_s'])}; decode {t['decode_tokens_per_s']:,.0f} tokens/s "
+                     f"({t['decode_tokens_per_s_per_user']:,.1f} per user, {t['decode_bound']}-bound)")
+        if out.get("cost", {}).get("usd_per_million_tokens") is not None:
+            lines.append(f"Cost: ${out['cost']['usd_per_million_tokens']:.3f} per million tokens")
+    lines.append("")
+    lines.append("Assumptions:")
+    lines += [f"  - {a}" for a in out["assumptions"]]
+    return "\n".join(lines)

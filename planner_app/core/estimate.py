@@ -1,0 +1,186 @@
+"""One estimate: memory, FLOPs, time and cost of a training or inference plan, as the
+JSON object of PRODUCT.md's CLI contract (``gpu-planner estimate --json``)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from planner_app.core import timing
+from planner_app.core.errors import InputError
+from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec
+from planner_app.core.inference import inference_memory, largest_batch, longest_context
+from planner_app.core.memory import training_memory
+from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Where the plan runs: a GPU type, optionally an instance, and the links between GPUs."""
+
+    gpu: GpuSpec
+    intra: FabricSpec | None = None  # link inside a node (NVLink or PCIe)
+    inter: FabricSpec | None = None  # network between nodes
+    nics_per_node: int = 0
+    instance: InstanceSpec | None = None
+    calibration: object | None = None  # a probe calibration profile (probe/calibration.py)
+
+
+@dataclass
+class Overrides:
+    mfu: float | None = None
+    achieved_tflops: float | None = None
+
+
+@dataclass
+class Estimate:
+    data: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return self.data
+
+
+def _layout(plan: ParallelPlan) -> dict:
+    return {"tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "cp": plan.cp, "ep": plan.ep, "zero": plan.zero,
+            "sequence_parallel": plan.sequence_parallel, "pp_schedule": plan.pp_schedule, "vp": plan.vp,
+            "gpus": plan.gpus, "gpus_per_node": plan.gpus_per_node, "nodes": plan.nodes}
+
+
+def largest_micro_batch(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float) -> int:
+    """The largest micro-batch whose step fits (memory never falls as the batch grows)."""
+    def fits(b):
+        s = replace(setup, micro_batch=b, global_batch=0)
+        return training_memory(model, s, plan, capacity_bytes).fits
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= 1 << 16 and fits(hi):
+        lo, hi = hi, hi * 2
+    if hi > 1 << 16:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def fewest_gpus(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float, max_gpus: int = 65536):
+    """The fewest GPUs holding the model when only the data-parallel degree grows (the
+    layout's tp, pp, cp, ep and ZeRO stage kept). None when growing dp cannot help."""
+    base = plan.tp * plan.pp * plan.cp * plan.ep
+    dp = 1
+    while base * dp <= max_gpus:
+        p = replace(plan, dp=dp)
+        s = replace(setup, global_batch=0)
+        if training_memory(model, s, p, capacity_bytes).fits:
+            return base * dp
+        if plan.zero == 0 and setup.offload == "none" and dp > 1:
+            return None  # replicas hold the same memory: more GPUs do not help
+        dp *= 2
+    return None
+
+
+def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelPlan,
+                      overrides: Overrides | None = None, extras: bool = True) -> dict:
+    """The full training estimate as a JSON-ready dict."""
+    overrides = overrides or Overrides()
+    cap = hw.gpu.capacity_bytes
+    mem = training_memory(model, setup, plan, cap)
+    out = {
+        "mode": "training",
+        "model": {"name": model.name, "arch": model.arch, "summary": model.summary()},
+        "params": {"total": model.params_total, "active": model.params_active},
+        "gpu": {"id": hw.gpu.id, "name": hw.gpu.name, "memory_gb": hw.gpu.memory_gb,
+                "capacity_bytes": cap, "source": hw.gpu.source, "retrieved": hw.gpu.retrieved},
+        "parallel": _layout(plan),
+        "setup": {"micro_batch": setup.micro_batch, "seq_len": setup.seq_len, "global_batch": setup.global_batch,
+                  "tokens": setup.tokens, "recipe": setup.recipe, "optimizer": setup.optimizer,
+                  "attention": setup.attention, "recompute": setup.recompute, "framework": setup.framework,
+                  "offload": setup.offload},
+        "memory": {
+            "peak_bytes": mem.peak_bytes,
+            "breakdown": dict(mem.breakdown),
+            "fits": bool(mem.fits),
+            "device_bytes": mem.device_bytes,
+            "capacity_bytes": cap,
+            "headroom_bytes": mem.headroom_bytes,
+            "overhead": dict(mem.overhead),
+            "peak_phase": mem.peak_phase,
+            "peak_stage": mem.peak_stage,
+            "phase_peaks": dict(mem.phase_peaks),
+            "host_bytes": mem.host_bytes,
+            "activations_per_layer_bytes": mem.activations_per_layer_bytes,
+        },
+        "assumptions": list(mem.assumptions),
+    }
+    if hw.instance is not None:
+        out["instance"] = {"provider": hw.instance.provider, "region": hw.instance.region,
+                           "id": hw.instance.instance_id, "gpus_per_instance": hw.instance.gpu_count,
+                           "source": hw.instance.source, "retrieved": hw.instance.retrieved}
+    if extras and model.is_transformer:
+        out["memory"]["largest_micro_batch"] = largest_micro_batch(model, setup, plan, cap)
+        out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
+    timing.add_training_time(out, model, hw, setup, plan, overrides)
+    out["assumptions"] += training_assumptions(model, hw, setup, plan)
+    return out
+
+
+def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: ParallelPlan) -> list[str]:
+    a = [
+        f"memory.peak_bytes is what torch.cuda.max_memory_allocated would report on the most loaded GPU "
+        f"({'framework ' + setup.framework})",
+        "device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% caching-allocator reserve; "
+        f"fits compares that with {hw.gpu.memory_gb:g} GB x 2^30 x 0.9958 (what NVML reports)",
+    ]
+    if setup.framework in ("pytorch", "deepspeed"):
+        a.append("activations follow the Hugging Face transformers 5.x implementation (eager PyTorch ops, "
+                 "autograd saving rules); loss via logits.float() and cross_entropy")
+        a.append("training loop: loss = model(...).loss; loss.backward(); optimizer.step(); "
+                 "zero_grad(set_to_none=True)")
+    else:
+        a.append("activations follow Megatron-LM with fused kernels (Korthikanti et al. 2022, generalised)")
+    if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
+        a.append("PyTorch's foreach AdamW allocates one parameter-sized temporary in the optimizer step")
+    if plan.zero and setup.framework == "pytorch":
+        a.append({1: "ZeRO-1 as torch ZeroRedundancyOptimizer", 2: "ZeRO-2 as FSDP SHARD_GRAD_OP",
+                  3: "ZeRO-3 as FSDP FULL_SHARD with one layer prefetched"}[plan.zero])
+    if setup.recompute == "selective" and setup.framework != "megatron":
+        a.append("selective recomputation as Megatron defines it: attention scores recomputed in backward")
+    if setup.recompute == "full":
+        a.append("full recomputation keeps each layer's input and recomputes the layer in backward")
+    if model.sliding_window and setup.seq_len >= model.sliding_window:
+        a.append("sliding window <= sequence: transformers builds an explicit attention mask")
+    return a
+
+
+def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
+                       overrides: Overrides | None = None) -> dict:
+    cap = hw.gpu.capacity_bytes
+    im = inference_memory(model, setup, tp, cap)
+    out = {
+        "mode": "inference",
+        "model": {"name": model.name, "arch": model.arch, "summary": model.summary()},
+        "params": {"total": model.params_total, "active": model.params_active},
+        "gpu": {"id": hw.gpu.id, "name": hw.gpu.name, "memory_gb": hw.gpu.memory_gb, "capacity_bytes": cap,
+                "source": hw.gpu.source, "retrieved": hw.gpu.retrieved},
+        "parallel": {"tp": tp, "gpus": tp},
+        "setup": {"batch": setup.batch, "prompt_len": setup.prompt_len, "new_tokens": setup.new_tokens,
+                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype},
+        "memory": {"peak_bytes": im.peak_bytes, "breakdown": dict(im.breakdown), "fits": bool(im.fits),
+                   "kv_cache_bytes": im.kv_cache_bytes, "kv_bytes_per_token": im.kv_bytes_per_token,
+                   "device_bytes": im.device_bytes, "capacity_bytes": cap,
+                   "largest_batch": largest_batch(model, setup, tp, cap),
+                   "longest_context": longest_context(model, setup, tp, cap)},
+        "assumptions": [
+            "KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; "
+            "MLA: the compressed latent)",
+            "prefill peak as Hugging Face generate: logits for every prompt token in 16 bits",
+            f"weights in {setup.weights_dtype}; embeddings, output layer and norms in 16 bits",
+        ],
+    }
+    timing.add_inference_time(out, model, hw, setup, tp, overrides or Overrides())
+    return out
+
+
+__all__ = ["Hardware", "Overrides", "estimate_training", "estimate_inference", "largest_micro_batch",
+           "fewest_gpus", "InputError", "math"]

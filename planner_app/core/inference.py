@@ -1,0 +1,121 @@
+"""Inference memory: weights, KV cache, transient activations; what fits.
+
+KV cache per token and layer: 2 x kv_heads x head_dim elements (K and V; grouped-query
+attention stores only the KV heads, Ainslie et al. 2023); multi-head latent attention
+stores the compressed latent plus the decoupled RoPE key, (kv_lora_rank + qk_rope_dim)
+elements (DeepSeek-V2 paper, sec. 2.1.2, as vLLM and SGLang cache it). A sliding window
+caps the cached tokens at the window.
+
+Transients follow Hugging Face ``generate``'s prefill, measured on an H200
+(tests/data/training_runs_h200.json, "inference"): the prefill computes logits for every
+prompt token (b x prompt x vocab in 16 bits) on top of the weights and the cache.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner_app.core.errors import InputError
+from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES, FRAGMENTATION
+from planner_app.core.setup import KV_BYTES, WEIGHT_BYTES, InferenceSetup
+
+# Quantised weights carry scales: int4/fp8 group-wise scales (e.g. AWQ/GPTQ group 128 with
+# a 16-bit scale and zero point: 4 bytes per 128 weights).
+QUANT_OVERHEAD = {"bf16": 0.0, "fp16": 0.0, "fp8": 1 / 128, "int8": 2 / 128, "int4": 4 / 128}
+
+
+@dataclass
+class InferenceMemory:
+    peak_bytes: float
+    breakdown: dict
+    kv_cache_bytes: float
+    kv_bytes_per_token: float  # all layers, one sequence, per GPU
+    device_bytes: float
+    capacity_bytes: float | None
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.capacity_bytes is None else self.device_bytes <= self.capacity_bytes
+
+
+def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
+    """Bytes of KV cache per token of one sequence, all layers, on one of ``tp`` GPUs."""
+    b = KV_BYTES[kv_dtype]
+    if model.arch == "deepseek":
+        per_layer = (model.kv_lora_rank + model.qk_rope_dim) * b  # latent cache is not split by TP
+        return model.layers * per_layer
+    kv_heads_per_gpu = max(1.0, model.kv_heads / tp)  # KV heads are replicated when tp > kv_heads
+    return model.layers * 2 * kv_heads_per_gpu * model.head_dim * b
+
+
+def weight_bytes(model, weights_dtype: str, tp: int = 1) -> float:
+    """Weights in the serving dtype. Quantisation applies to the layers' GEMM weights; the
+    embeddings, the output layer and norms stay 16-bit (as AWQ/GPTQ/FP8 checkpoints keep them)."""
+    quantised = model.linear_weight_params() - model.vocab * model.hidden
+    rest = model.params_total - quantised
+    per = WEIGHT_BYTES[weights_dtype] * (1 + QUANT_OVERHEAD[weights_dtype])
+    return (quantised * per + rest * 2.0) / tp
+
+
+def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: float | None = None) -> InferenceMemory:
+    """Peak memory of serving ``setup.batch`` sequences of ``context_len`` tokens."""
+    if not model.is_transformer:
+        raise InputError("mode", "inference sizing needs a transformer model")
+    if model.heads % tp:
+        raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
+    w = weight_bytes(model, setup.weights_dtype, tp)
+    ctx = setup.context_len
+    cached = min(ctx, model.sliding_window) if model.sliding_window else ctx
+    kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
+    kv = kv_tok * cached * setup.batch
+    # prefill: logits for every prompt token (16-bit, vocab split by TP) and the MLP's
+    # widest intermediate (gate and up, 16-bit) for the whole prompt
+    prompt_tokens = setup.batch * setup.prompt_len
+    logits = prompt_tokens * model.vocab * 2 / tp
+    ffn = model.expert_ffn_hidden * model.top_k if model.is_moe else model.ffn_hidden
+    acts = prompt_tokens * (2 * ffn + model.q_width + 2 * model.kv_width + 2 * model.hidden) * 2 / tp
+    # Without autograd nothing is kept between layers: the transient is the larger of one
+    # layer's intermediates and the logits at the end of the prefill.
+    transient_logits = logits if logits >= acts else 0.0
+    breakdown = {"parameters": w, "kv_cache": kv, "logits_and_loss": transient_logits,
+                 "activations": acts if acts > logits else 0.0, "other": CUBLAS_WORKSPACE_BYTES}
+    peak = sum(breakdown.values())
+    device = peak * (1 + FRAGMENTATION) + CUDA_CONTEXT_BYTES
+    return InferenceMemory(peak_bytes=peak, breakdown=breakdown, kv_cache_bytes=kv, kv_bytes_per_token=kv_tok,
+                           device_bytes=device, capacity_bytes=capacity_bytes)
+
+
+def largest_batch(model, setup: InferenceSetup, tp: int, capacity_bytes: float) -> int:
+    """The largest number of concurrent sequences whose peak fits (0 if none)."""
+    from dataclasses import replace
+
+    lo, hi = 0, 1
+    while hi <= 1 << 20 and inference_memory(model, replace(setup, batch=hi), tp, capacity_bytes).fits:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if inference_memory(model, replace(setup, batch=mid), tp, capacity_bytes).fits:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def longest_context(model, setup: InferenceSetup, tp: int, capacity_bytes: float) -> int:
+    """The longest prompt + generated length that fits at the setup's batch (0 if none)."""
+    from dataclasses import replace
+
+    def fits(n):
+        prompt = max(1, n - setup.new_tokens) if n > setup.new_tokens else 1
+        return inference_memory(model, replace(setup, prompt_len=prompt, new_tokens=max(1, n - prompt)), tp,
+                                capacity_bytes).fits
+
+    lo, hi = 0, 256
+    while hi <= 1 << 24 and fits(hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

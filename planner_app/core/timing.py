@@ -1,0 +1,363 @@
+"""Step time, throughput, time to train, cost; inference speed.
+
+A training step is the slowest pipeline stage's micro-batches through the pipeline
+schedule, plus the communication that does not overlap with compute, plus the optimizer
+step:
+
+* per micro-batch and stage: forward + backward (+ recomputation) of its layers
+  (``compute.layer_time``) and the tensor-parallel collectives of each layer (2
+  all-reduces forward and 2 backward; with sequence parallelism 2 all-gathers and 2
+  reduce-scatters each way, Korthikanti et al. 2022 sec. 4.2.2), expert all-to-alls
+  (dispatch and combine, forward and backward) and the context-parallel ring (overlapped
+  with attention);
+* pipeline: 1F1B runs m + p - 1 micro-batch slots; interleaving with v stages per rank
+  cuts the bubble to (p - 1)/v slots (Narayanan et al. 2021 sec. 2.2);
+* data parallelism: gradient all-reduce (ZeRO >= 1: reduce-scatter, then all-gather of the
+  updated parameters) overlapped with the last micro-batch's backward as DDP and
+  Megatron's ``--overlap-grad-reduce`` do; ZeRO-3 gathers each layer's parameters in
+  forward and backward and reduce-scatters its gradients, overlapped with the layer's
+  compute (prefetch); only the excess is exposed.
+The simple model efficiency = 1 / (1 + t_comm/t_compute) is the no-overlap special case
+(``scaling.py`` shows it beside this model).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planner_app.core import compute, network
+from planner_app.core.activations import model_profiles
+from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
+from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
+from planner_app.core.memory import _stage_layers, _stage_params
+from planner_app.core.setup import grad_accum_steps, recipe_bytes
+from planner_app.core.trace import factors
+
+
+@dataclass
+class StepTime:
+    step_s: float
+    parts: dict = field(default_factory=dict)  # where the time goes (seconds per step)
+    micro_batches: int = 1
+    global_batch: int = 1
+    tokens_per_step: float = 0.0
+    model_flops_per_step: float = 0.0
+    hw_flops_per_step: float = 0.0
+    peak_tflops: float = 0.0
+    gpus: int = 1
+    no_overlap_efficiency: float = 1.0
+    comm_s: float = 0.0
+    compute_s: float = 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens_per_step / self.step_s
+
+    @property
+    def mfu(self) -> float:
+        return self.model_flops_per_step / (self.step_s * self.gpus * self.peak_tflops * 1e12)
+
+    @property
+    def hfu(self) -> float:
+        return self.hw_flops_per_step / (self.step_s * self.gpus * self.peak_tflops * 1e12)
+
+
+def _efficiency(hw, framework):
+    cal = hw.calibration
+    if cal is not None and getattr(cal, "efficiency", None) is not None:
+        return cal.efficiency
+    return compute.default_efficiency(hw.gpu, framework)
+
+
+def _topology(hw, plan):
+    cal = hw.calibration
+    intra_bw = getattr(cal, "intra_busbw_gb_s", None) if cal is not None else None
+    inter_bw = getattr(cal, "inter_busbw_gb_s", None) if cal is not None else None
+    return network.topology(hw.gpu, hw.intra, hw.inter, hw.nics_per_node or 1, plan.gpus_per_node,
+                            intra_override_gb_s=intra_bw, inter_override_gb_s=inter_bw)
+
+
+def _group_per_node(size: int, stride: int, gpus_per_node: int) -> int:
+    """Ranks of a parallel group inside one node when the group's ranks are ``stride`` apart
+    (Megatron's order: tp innermost, then cp, ep, dp, pp)."""
+    return max(1, min(size, gpus_per_node // max(stride, 1)))
+
+
+def step_time(model, hw, setup, plan, topo=None) -> StepTime:
+    """Time of one optimizer step over the global batch."""
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    eff = _efficiency(hw, setup.framework)
+    topo = topo or _topology(hw, plan)
+    gpu = hw.gpu
+    n_acc = grad_accum_steps(setup, plan)
+    global_batch = setup.global_batch or setup.micro_batch * plan.dp * plan.ep
+    tokens_step = global_batch * setup.seq_len
+    model_f, hw_f = training_flops_per_token(model, setup.seq_len, setup.recompute)
+    peak = gpu.peak_tflops(rb.gemm_bits)
+    if not model.is_transformer:
+        return _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak)
+
+    mask = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, mask,
+                          setup.recompute == "selective", setup.recipe == "fp8")
+    tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
+    f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
+    seq_local = setup.seq_len / plan.cp
+    head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
+    causal = model.arch != "bert"
+
+    def lt(p):
+        return compute.layer_time(p, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
+                                  rb.gemm_bits, head_dim, setup.recompute, f, causal)
+
+    dense_t = lt(prof.dense) if prof.dense else None
+    moe_t = lt(prof.moe) if prof.moe else None
+    emb_t = compute.layer_time(prof.embed, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
+                               rb.gemm_bits, head_dim, "none", f, causal)
+    head_t = compute.layer_time(prof.head, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
+                                rb.gemm_bits, head_dim, "none", f, causal)
+
+    # Per-layer communication inside a micro-batch (exposed)
+    act_bytes = 2.0 if rb.act_kind != "fp32" else 4.0
+    tp_per_node = _group_per_node(plan.tp, 1, plan.gpus_per_node)
+    msg = tokens_mb * model.hidden * act_bytes
+    if plan.tp > 1:
+        if plan.sequence_parallel:
+            tp_layer = 4 * float(network.all_gather_s(msg, plan.tp, topo, tp_per_node))
+        else:
+            tp_layer = 4 * float(network.all_reduce_s(msg, plan.tp, topo, tp_per_node))
+    else:
+        tp_layer = 0.0
+    ep_layer = 0.0
+    if plan.ep > 1 and model.is_moe:
+        ep_per_node = _group_per_node(plan.ep, plan.tp * plan.cp, plan.gpus_per_node)
+        a2a = float(network.all_to_all_s(tokens_mb * model.top_k * model.hidden * act_bytes / plan.tp,
+                                         plan.ep, topo, ep_per_node))
+        ep_layer = 4 * a2a
+    cp_layer = 0.0
+    if plan.cp > 1:
+        cp_per_node = _group_per_node(plan.cp, plan.tp, plan.gpus_per_node)
+        kv_bytes = tokens_mb * 2 * model.kv_width * act_bytes / plan.tp
+        ring = (plan.cp - 1) * float(network.send_recv_s(kv_bytes, cp_per_node < plan.cp, topo))
+        attn_share = 0.3  # ring steps hide behind the attention blocks they feed
+        cp_layer = 3 * max(0.0, ring - attn_share * ((dense_t or moe_t).fwd_s))
+
+    def stage(first: bool, last: bool) -> dict:
+        nd, nm = _stage_layers(model, plan.pp, first)
+        parts = {"compute": 0.0, "recompute": 0.0, "tp_comm": 0.0, "ep_comm": 0.0, "cp_comm": 0.0}
+        for t, c, extra in ((dense_t, nd, tp_layer + cp_layer), (moe_t, nm, tp_layer + cp_layer + ep_layer)):
+            if t is None or c == 0:
+                continue
+            parts["compute"] += c * (t.fwd_s + t.bwd_s)
+            parts["recompute"] += c * t.recompute_s
+            parts["tp_comm"] += c * tp_layer * (1.5 if setup.recompute == "full" else 1.0)
+            parts["ep_comm"] += c * (ep_layer if t is moe_t else 0.0)
+            parts["cp_comm"] += c * cp_layer
+        if first:
+            parts["compute"] += emb_t.fwd_s + emb_t.bwd_s
+        if last:
+            parts["compute"] += head_t.fwd_s + head_t.bwd_s
+        return parts
+
+    stages = [stage(True, plan.pp == 1)]
+    if plan.pp > 1:
+        stages.append(stage(False, True))
+    slow = max(stages, key=lambda p: sum(p.values()))
+    t_mb = sum(slow.values())
+    pp_p2p = 0.0
+    if plan.pp > 1:
+        stage_size = plan.gpus // plan.pp
+        across = stage_size >= plan.gpus_per_node
+        p2p_bytes = msg / (plan.tp if plan.sequence_parallel else 1)
+        pp_p2p = 2 * float(network.send_recv_s(p2p_bytes, across, topo))
+        if plan.pp_schedule == "interleaved":
+            pp_p2p *= plan.vp
+        slots = n_acc + (plan.pp - 1) / (plan.vp if plan.pp_schedule == "interleaved" else 1)
+    else:
+        slots = n_acc
+    pipeline_s = slots * (t_mb + pp_p2p)
+    bubble_s = (slots - n_acc) * (t_mb + pp_p2p)
+
+    # Data-parallel / ZeRO traffic per step
+    dense_p, expert_p = _stage_params(model, plan, True, plan.pp == 1)
+    dense_l, expert_l = _stage_params(model, plan, False, True) if plan.pp > 1 else (dense_p, expert_p)
+    dense_p, expert_p = max(dense_p, dense_l), max(expert_p, expert_l)
+    dp_stride = plan.tp * plan.cp * plan.ep
+    d_dense = plan.dense_replicas
+    dp_per_node = _group_per_node(d_dense, plan.tp, plan.gpus_per_node)
+    grad_b = rb.grad
+    dp_comm = 0.0
+    param_gather = 0.0
+    if d_dense > 1:
+        if plan.zero == 0:
+            dp_comm = float(network.all_reduce_s(dense_p * grad_b, d_dense, topo, dp_per_node))
+        else:
+            dp_comm = float(network.reduce_scatter_s(dense_p * grad_b, d_dense, topo, dp_per_node))
+            param_gather = float(network.all_gather_s(dense_p * rb.param, d_dense, topo, dp_per_node))
+        if expert_p and plan.expert_replicas > 1:
+            e_node = _group_per_node(plan.expert_replicas, dp_stride, plan.gpus_per_node)
+            dp_comm += float(network.all_reduce_s(expert_p * grad_b, plan.expert_replicas, topo, e_node))
+    last_bwd = slow["compute"] * 0.6  # backward share of the last micro-batch overlaps the reduction
+    zero3_exposed = 0.0
+    if plan.zero == 3 and d_dense > 1:
+        # each micro-batch gathers every layer's parameters twice and reduce-scatters once
+        per_mb = 2 * param_gather + dp_comm
+        zero3_exposed = n_acc * max(0.0, per_mb - 0.8 * t_mb)
+        dp_exposed = zero3_exposed
+        param_gather_exposed = 0.0
+    else:
+        dp_exposed = max(0.0, dp_comm - last_bwd) + 0.05 * dp_comm
+        param_gather_exposed = max(0.0, param_gather - 0.5 * t_mb) if param_gather else 0.0
+    if setup.offload != "none":
+        # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
+        pcie = (gpu.pcie_gen and {3: 12.0, 4: 24.0, 5: 48.0, 6: 96.0}.get(gpu.pcie_gen, 24.0)) or 24.0
+        dp_exposed += (dense_p + expert_p) * (grad_b + rb.param) / (pcie * 1e9)
+    params_local = (dense_p + expert_p) / (d_dense if plan.zero >= 1 else 1)
+    opt_s = 0.0 if setup.offload != "none" else compute.optimizer_step_s(params_local, setup.optimizer, rb,
+                                                                          setup.framework, gpu, eff)
+    step = pipeline_s + dp_exposed + param_gather_exposed + opt_s
+    compute_s = n_acc * (slow["compute"] + slow["recompute"]) + opt_s
+    comm_total = (n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + pp_p2p) + dp_comm
+                  + param_gather)
+    parts = {"compute": n_acc * slow["compute"], "recompute": n_acc * slow["recompute"],
+             "tensor_parallel_comm": n_acc * slow["tp_comm"], "expert_parallel_comm": n_acc * slow["ep_comm"],
+             "context_parallel_comm": n_acc * slow["cp_comm"], "pipeline_p2p": n_acc * pp_p2p,
+             "pipeline_bubble": bubble_s, "data_parallel_comm_exposed": dp_exposed + param_gather_exposed,
+             "optimizer_step": opt_s}
+    return StepTime(step_s=step, parts=parts, micro_batches=n_acc, global_batch=global_batch,
+                    tokens_per_step=tokens_step, model_flops_per_step=model_f * tokens_step,
+                    hw_flops_per_step=hw_f * tokens_step, peak_tflops=peak, gpus=plan.gpus,
+                    no_overlap_efficiency=compute_s / (compute_s + comm_total) if comm_total else 1.0,
+                    comm_s=comm_total, compute_s=compute_s)
+
+
+def _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak) -> StepTime:
+    """Non-transformers: FLOPs at a large-GEMM efficiency x 0.6 (convolutions), plus the
+    gradient all-reduce overlapped with backward."""
+    flops_mb = 3 * model.fwd_flops_per_sample * setup.micro_batch
+    t_mb = flops_mb / (peak * 1e12 * eff.gemm_max * 0.6)
+    grads = model.params_total * rb.grad
+    dp_comm = float(network.all_reduce_s(grads, plan.dp, topo, min(plan.dp, plan.gpus_per_node))) if plan.dp > 1 else 0
+    opt_s = compute.optimizer_step_s(model.params_total, setup.optimizer, rb, setup.framework, hw.gpu, eff)
+    step = n_acc * t_mb + max(0.0, dp_comm - 0.6 * t_mb) + opt_s
+    return StepTime(step_s=step, parts={"compute": n_acc * t_mb, "data_parallel_comm_exposed": step - n_acc * t_mb - opt_s,
+                                        "optimizer_step": opt_s},
+                    micro_batches=n_acc, global_batch=global_batch, tokens_per_step=global_batch,
+                    model_flops_per_step=flops_mb * n_acc * plan.dp, hw_flops_per_step=flops_mb * n_acc * plan.dp,
+                    peak_tflops=peak, gpus=plan.gpus, comm_s=dp_comm, compute_s=n_acc * t_mb + opt_s)
+
+
+def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
+    """Fill the ``flops``, ``time`` and ``cost`` keys of an estimate."""
+    st = step_time(model, hw, setup, plan)
+    step_s = st.step_s
+    assumptions = out["assumptions"]
+    if overrides.mfu:
+        step_s = st.model_flops_per_step / (overrides.mfu * st.gpus * st.peak_tflops * 1e12)
+        assumptions.append(f"step time from --mfu {overrides.mfu:g} (model FLOPs over peak), not the model")
+    elif overrides.achieved_tflops:
+        step_s = st.hw_flops_per_step / (overrides.achieved_tflops * 1e12 * st.gpus)
+        assumptions.append(f"step time from --achieved-tflops {overrides.achieved_tflops:g} per GPU, counting "
+                           "hardware FLOPs (recomputation included) as Narayanan et al. 2021 do")
+    scale = step_s / st.step_s
+    fwd_tok = forward_flops_per_token(model, setup.seq_len) if model.is_transformer else model.fwd_flops_per_sample
+    out["flops"] = {"per_step": st.model_flops_per_step, "hardware_per_step": st.hw_flops_per_step,
+                    "per_token_forward": fwd_tok,
+                    "six_nd_per_step": 6.0 * model.params_active * st.tokens_per_step,
+                    "peak_tflops_per_gpu": st.peak_tflops}
+    tokens_per_s = st.tokens_per_step / step_s
+    mfu = st.model_flops_per_step / (step_s * st.gpus * st.peak_tflops * 1e12)
+    time = {"step_s": step_s, "tokens_per_s": tokens_per_s, "tokens_per_s_per_gpu": tokens_per_s / st.gpus,
+            "mfu": mfu, "hfu": st.hw_flops_per_step / (step_s * st.gpus * st.peak_tflops * 1e12),
+            "tflops_per_gpu": st.model_flops_per_step / step_s / st.gpus / 1e12,
+            "micro_batches_per_step": st.micro_batches, "global_batch": st.global_batch,
+            "breakdown_s": {k: v * scale for k, v in st.parts.items()},
+            "no_overlap_efficiency": st.no_overlap_efficiency}
+    out["time"] = time
+    cost = {}
+    if setup.tokens:
+        train_s = setup.tokens / tokens_per_s
+        time["train_s"] = train_s
+        time["train_days"] = train_s / 86400
+        hours = train_s / 3600
+        cost["gpu_hours"] = hours * st.gpus
+        cost["energy_kwh"] = energy_kwh(st.gpus, hw.gpu.tdp_w or 700.0, hours)
+        if hw.instance is not None:
+            inst = hw.instance
+            n_inst = math.ceil(st.gpus / inst.gpu_count)
+            per_hour = hourly_prices_usd(inst.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))
+            cost["instances"] = n_inst
+            cost["instance_hours"] = n_inst * hours
+            cost["usd_by_price"] = {k: (v * n_inst * hours if v is not None else None) for k, v in per_hour.items()}
+            mix = getattr(overrides, "price_mix", None) or DEFAULT_MIX
+            blended = mix_price(per_hour, mix)
+            cost["mix"] = {k: getattr(mix, k) for k in ("on_demand", "reserved_1yr", "reserved_3yr", "spot")}
+            cost["usd_mix"] = blended * n_inst * hours if blended is not None else None
+            od = per_hour.get("on_demand")
+            usd = od if od is not None else next((v for v in per_hour.values() if v is not None), None)
+            if usd is not None:
+                cost["usd"] = usd * n_inst * hours
+                cost["usd_price_basis"] = "on_demand" if od is not None else "first known price"
+            cost["currency_source"] = inst.prices.currency
+            cost["price_date"] = inst.prices.date
+        elif getattr(overrides, "usd_per_gpu_hour", None):
+            cost["usd"] = overrides.usd_per_gpu_hour * cost["gpu_hours"]
+    out["cost"] = cost
+    if "gpu_hours" not in cost and setup.tokens == 0:
+        out["assumptions"].append("no --tokens: time to train and cost need a token budget")
+
+
+def inference_time(model, hw, setup, tp: int = 1) -> dict:
+    """Prefill (compute-bound) and decode (memory-bound) rooflines for a serving engine
+    (fused kernels, CUDA graphs): per-layer launch cost is small."""
+    from planner_app.core.inference import kv_bytes_per_token, weight_bytes
+
+    gpu = hw.gpu
+    eff = _efficiency(hw, "megatron")
+    bits = 8 if setup.weights_dtype in ("fp8", "int8") else 16
+    peak = gpu.peak_tflops(bits)
+    bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise
+    active = model.params_active
+    b = setup.batch
+    prompt_tokens = b * setup.prompt_len
+    attn_prefill = model.layers * 2 * (model.q_width + model.attn_out_width) * setup.prompt_len / 2
+    prefill_flops = (2 * active + attn_prefill) * prompt_tokens / tp
+    w = weight_bytes(model, setup.weights_dtype, tp)
+    prefill_s = max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
+    kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
+    mean_ctx = setup.prompt_len + setup.new_tokens / 2
+    if model.sliding_window:
+        mean_ctx = min(mean_ctx, model.sliding_window)
+    decode_bytes = w + b * mean_ctx * kv_tok
+    decode_flops = (2 * active + model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx) * b / tp
+    t_mem = decode_bytes / bw
+    t_cmp = decode_flops / (peak * 1e12 * eff.gemm_max)
+    tp_comm = 0.0
+    if tp > 1:
+        topo = _topology(hw, type("P", (), {"gpus_per_node": max(tp, 8)})())
+        tp_comm = 2 * model.layers * float(network.all_reduce_s(b * model.hidden * 2, tp, topo, tp))
+        prefill_s += 2 * model.layers * float(network.all_reduce_s(prompt_tokens * model.hidden * 2, tp, topo, tp))
+    per_token_s = max(t_mem, t_cmp) + tp_comm + model.layers * 2e-6
+    return {"prefill_s": prefill_s, "decode_s_per_token": per_token_s,
+            "decode_tokens_per_s": b / per_token_s, "decode_tokens_per_s_per_user": 1.0 / per_token_s,
+            "decode_bound": "memory" if t_mem >= t_cmp else "compute",
+            "end_to_end_s": prefill_s + setup.new_tokens * per_token_s}
+
+
+def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
+    t = inference_time(model, hw, setup, tp)
+    t["tokens_per_s_per_gpu"] = t["decode_tokens_per_s"] / tp
+    out["time"] = t
+    out["assumptions"].append("inference speed for a serving engine with fused kernels and CUDA graphs "
+                              "(decode reads all weights and the KV cache per step); Hugging Face eager "
+                              "generate is CPU-bound and far slower (docs/validation.md)")
+    cost = {}
+    if hw.instance is not None:
+        per_hour = hourly_prices_usd(hw.instance.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))
+        price = per_hour.get("on_demand") or next((v for v in per_hour.values() if v is not None), None)
+        if price is not None:
+            gpus_per_inst = hw.instance.gpu_count
+            usd_per_gpu_hour = price / gpus_per_inst
+            cost["usd_per_million_tokens"] = usd_per_gpu_hour * tp / (t["decode_tokens_per_s"] * 3600) * 1e6
+            cost["usd_per_hour"] = usd_per_gpu_hour * tp
+    out["cost"] = cost

@@ -1,0 +1,125 @@
+"""Turn what a user typed (names, ids, options) into engine inputs. Shared by the CLI, the
+GUI and scenario files."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from planner_app.core.errors import InputError
+from planner_app.core.estimate import Hardware, Overrides
+from planner_app.core.hf_config import load_hf_config
+from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+
+DEFAULT_FABRIC = "ib-ndr"
+
+
+def resolve_model(name_or_path: str, db):
+    """A preset (by id, name or alias) or a Hugging Face config.json path."""
+    if not name_or_path or not str(name_or_path).strip():
+        raise InputError("model", "must name a preset (gpu-planner models) or a config.json file")
+    text = str(name_or_path).strip()
+    if text.endswith(".json") or os.path.sep in text or os.path.exists(text):
+        return load_hf_config(text)
+    return db.model(text)
+
+
+def default_seq_len(model, db) -> int:
+    try:
+        row = db.models[db.models.id == model.name]
+        if not row.empty and row.iloc[0]["default_seq_len"]:
+            return int(row.iloc[0]["default_seq_len"])
+    except (AttributeError, KeyError):
+        pass
+    if model.max_positions:
+        return min(model.max_positions, 4096)
+    return 2048
+
+
+def default_recipe(gpu, framework: str) -> str:
+    """bf16 where the GPU has it: PyTorch's autocast over fp32 weights, Megatron/DeepSpeed's
+    mixed bf16; GPUs without bf16 (V100, T4) use fp16 autocast."""
+    if not gpu.bf16_tflops:
+        return "amp-fp16"
+    return "amp-bf16" if framework == "pytorch" else "mixed-bf16"
+
+
+@dataclass
+class Resolved:
+    model: object
+    hardware: Hardware
+    setup: TrainingSetup | None
+    plan: ParallelPlan | None
+    inference: InferenceSetup | None
+    overrides: Overrides
+    assumptions: list = field(default_factory=list)
+
+
+def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=None, gpus_per_node=None,
+                     calibration=None):
+    """(Hardware, gpus_per_node, assumptions) from a GPU name or an instance id."""
+    notes = []
+    inst = None
+    if instance:
+        inst = db.instance(instance)
+        g = db.gpu(inst.gpu_id)
+        per_node = gpus_per_node or inst.gpu_count
+        intra = db.fabric(inst.intra_node_link) if inst.intra_node_link else None
+        fab_id = fabric or inst.fabric_id
+        if not fab_id:
+            fab_id = DEFAULT_FABRIC
+            notes.append(f"{inst.instance_id}: the network is not in the spec data; {DEFAULT_FABRIC} assumed")
+        inter = db.fabric(fab_id)
+        nics = nics_per_node or inst.nics or 1
+    elif gpu:
+        g = db.gpu(gpu)
+        per_node = gpus_per_node or 8
+        intra = _intra_for_gpu(db, g)
+        inter = db.fabric(fabric or DEFAULT_FABRIC)
+        nics = nics_per_node or per_node
+        if not fabric:
+            notes.append(f"inter-node network {inter.name} with {nics} NICs per node (default; --fabric, "
+                         "--nics-per-node)")
+    else:
+        raise InputError("gpu", "give --gpu NAME or --instance ID")
+    notes.append(f"intra-node link: {intra.name if intra else 'none'}")
+    return Hardware(gpu=g, intra=intra, inter=inter, nics_per_node=nics, instance=inst,
+                    calibration=calibration), per_node, notes
+
+
+def _intra_for_gpu(db, g):
+    link = (g.link or "").lower()
+    try:
+        if "nvlink 5" in link:
+            return db.fabric("nvlink5")
+        if "nvlink 4" in link and "bridge" not in link:
+            return db.fabric("nvlink-h800" if "reduced" in link else "nvlink4")
+        if "nvlink 3" in link and "bridge" not in link:
+            return db.fabric("nvlink-a800" if "reduced" in link else "nvlink3")
+        if "nvlink 2" in link:
+            return db.fabric("nvlink2")
+        if "infinity" in link and "bridge" not in link:
+            return db.fabric("infinity-fabric")
+        if "roce" in link:
+            return db.fabric("gaudi-roce")
+        return db.fabric({3: "pcie3", 4: "pcie4", 5: "pcie5"}.get(g.pcie_gen, "pcie4"))
+    except InputError:
+        return None
+
+
+def resolve_plan(gpus=None, tp=None, pp=None, dp=None, cp=None, ep=None, zero=0, sequence_parallel=False,
+                 pp_schedule="1f1b", vp=2, gpus_per_node=8) -> ParallelPlan:
+    """A layout from the degrees given; dp follows from --gpus when not given."""
+    tp, pp, cp, ep = tp or 1, pp or 1, cp or 1, ep or 1
+    inner = tp * pp * cp * ep
+    if dp is None:
+        if gpus is None:
+            dp = 1
+        elif gpus % inner:
+            raise InputError("gpus", f"{gpus} GPUs is not a multiple of tp x pp x cp x ep = {inner}")
+        else:
+            dp = gpus // inner
+    elif gpus is not None and gpus != inner * dp:
+        raise InputError("gpus", f"{gpus} GPUs does not equal tp x pp x cp x ep x dp = {inner * dp} "
+                                 f"({tp} x {pp} x {cp} x {ep} x {dp})")
+    return ParallelPlan(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero, sequence_parallel=sequence_parallel,
+                        pp_schedule=pp_schedule, vp=vp, gpus_per_node=gpus_per_node)
