@@ -45,11 +45,11 @@ class MegatronOps(HFOps):
     def bias_dropout_add(self, x: T, residual: T, p: float, name) -> T:
         """Fused bias-dropout-add: saves the 1-byte dropout mask (Korthikanti: sbh)."""
         out = self.new(residual.width, 2, SEQ, name)
-        saved = []
         if p > 0:
             mask = self.new(x.width, 1, x.slot, name + ".mask", requires_grad=False)
-            saved = [mask]
-        self.tr.op(name, [x, residual], [out], saved=saved)
+            self.tr.op(name, [x, residual], [out, mask], saved=[mask])
+        else:
+            self.tr.op(name, [x, residual], [out])
         return out
 
     def core_attention(self, q: T, k: T, v: T, heads: int, p: float, flash: bool, selective: bool, name) -> T:

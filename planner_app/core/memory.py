@@ -30,7 +30,7 @@ COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "
 CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
 CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)
 FRAGMENTATION = 0.04  # caching-allocator reserve above the allocated peak (reserved/allocated - 1)
-DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size / allgather_bucket_size defaults (elements)
+DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size default (elements)
 
 
 @dataclass
@@ -219,14 +219,18 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assump
         elif setup.optimizer == "adafactor":
             opt_temp = 2 * 4.0 * model.vocab * model.hidden / plan.tp
 
-    # Framework buffers inside the allocator
+    # Framework buffers inside the allocator (only where gradients are communicated)
     buffers = CUBLAS_WORKSPACE_BYTES
-    if plan.dense_replicas > 1 and fw == "pytorch" and z == 0:
+    communicating = d_dense > 1
+    if communicating and fw == "pytorch" and z == 0:
         buffers += n_local * rb.grad  # DDP gradient buckets (gradient_as_bucket_view=False)
-    if fw == "deepspeed" and z in (1, 2):
-        buffers += min(DS_BUCKET_ELEMS, n_local) * (rb.grad + rb.param)  # reduce + all-gather buckets
+    if communicating and fw == "deepspeed":
+        # reduce bucket (reduce_bucket_size; the contiguous IPG buffer of ZeRO-1/2, the flattened
+        # all-reduce bucket of stage 0). Updated partitions are all-gathered in place into the
+        # flat 16-bit parameter groups (stage_1_and_2.py), needing no extra buffer.
+        buffers += min(DS_BUCKET_ELEMS, n_local) * rb.grad
     gather = 0.0
-    if z == 3 and setup.offload != "params" or setup.offload == "params":
+    if (z == 3 and communicating) or setup.offload == "params":
         layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
                       model.moe_layer_params() if model.moe_layers else 0) / plan.tp
         gather = 2 * layer_p * rb.param  # the layer in use and the prefetched next one (FSDP/ZeRO-3)

@@ -1,0 +1,96 @@
+"""Property tests: memory never falls as batch or sequence grows; sharding never raises
+per-GPU memory; the breakdown always sums to the peak."""
+import math
+
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+from planner_app.core.errors import InputError
+from planner_app.core.memory import training_memory
+from planner_app.core.setup import ParallelPlan, TrainingSetup
+
+MODELS = ["gpt2", "llama-3.2-1b", "mixtral-8x7b", "bert-base-uncased", "qwen2.5-0.5b", "deepseek-v3", "gpt3-175b"]
+RECIPES = ["fp32", "amp-bf16", "bf16", "mixed-bf16", "fp8"]
+FRAMEWORKS = ["pytorch", "megatron", "deepspeed"]
+
+setups = st.fixed_dictionaries({
+    "model": st.sampled_from(MODELS),
+    "micro_batch": st.integers(1, 16),
+    "seq_len": st.sampled_from([128, 512, 1024, 2048, 4096]),
+    "recipe": st.sampled_from(RECIPES),
+    "optimizer": st.sampled_from(["adamw", "sgd", "sgd-momentum", "adamw-8bit", "adafactor"]),
+    "attention": st.sampled_from(["sdpa", "eager", "flash"]),
+    "recompute": st.sampled_from(["none", "selective", "full"]),
+    "framework": st.sampled_from(FRAMEWORKS),
+    "tp": st.sampled_from([1, 2, 4]),
+    "pp": st.sampled_from([1, 2, 4]),
+    "dp": st.sampled_from([1, 2, 8]),
+    "zero": st.integers(0, 3),
+    "sp": st.booleans(),
+})
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def _run(db, d, **changes):
+    d = dict(d, **changes)
+    model = db.model(d["model"])
+    setup = TrainingSetup(micro_batch=d["micro_batch"], seq_len=d["seq_len"], recipe=d["recipe"],
+                          optimizer=d["optimizer"], attention=d["attention"], recompute=d["recompute"],
+                          framework=d["framework"])
+    ep = 1
+    plan = ParallelPlan(tp=d["tp"], pp=d["pp"], dp=d["dp"], zero=d["zero"], ep=ep,
+                        sequence_parallel=d["sp"] and d["tp"] > 1)
+    try:
+        return training_memory(model, setup, plan)
+    except InputError:
+        reject()  # a layout this model cannot take (e.g. tp not dividing its heads)
+
+
+@SETTINGS
+@given(setups, st.integers(1, 8))
+def test_memory_never_falls_as_the_batch_grows(db, d, extra):
+    small = _run(db, d).peak_bytes
+    big = _run(db, d, micro_batch=d["micro_batch"] + extra).peak_bytes
+    assert big >= small * (1 - 1e-12)
+
+
+@SETTINGS
+@given(setups)
+def test_memory_never_falls_as_the_sequence_grows(db, d):
+    small = _run(db, d).peak_bytes
+    big = _run(db, d, seq_len=d["seq_len"] * 2).peak_bytes
+    assert big >= small * (1 - 1e-12)
+
+
+@SETTINGS
+@given(setups)
+def test_more_zero_sharding_never_raises_memory(db, d):
+    peaks = [_run(db, d, zero=z).peak_bytes for z in range(4)]
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(peaks, peaks[1:])), peaks
+
+
+@SETTINGS
+@given(setups)
+def test_more_data_parallel_sharding_never_raises_memory(db, d):
+    a = _run(db, d, dp=2).peak_bytes
+    b = _run(db, d, dp=16).peak_bytes
+    assert b <= a * (1 + 1e-12) or d["zero"] == 0
+
+
+@SETTINGS
+@given(setups)
+def test_more_tensor_parallelism_never_raises_memory(db, d):
+    a = _run(db, d, tp=1, sp=False).peak_bytes
+    b = _run(db, d, tp=4, sp=True).peak_bytes
+    assert b <= a * (1 + 1e-12)
+
+
+@SETTINGS
+@given(setups)
+def test_breakdown_sums_to_the_peak(db, d):
+    r = _run(db, d)
+    assert math.isclose(sum(r.breakdown.values()), r.peak_bytes, rel_tol=1e-12)
+    assert all(v >= -1e-6 for v in r.breakdown.values()), r.breakdown
+    assert all(math.isfinite(v) for v in r.breakdown.values())
