@@ -31,6 +31,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 # name, config, recipe, attention, recompute, micro-batch, sequence length, optimizer
@@ -63,109 +64,38 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def build_model(torch, name, recipe, attention, device):
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
-
-    with open(os.path.join(CONFIG_DIR, name + ".json")) as f:
-        d = json.load(f)
-    mt = d.pop("model_type")
-    cfg = AutoConfig.for_model(mt, **d)
-    cfg.use_cache = False
-    cls = AutoModelForMaskedLM if mt == "bert" else AutoModelForCausalLM
-    dtype = torch.bfloat16 if recipe == "bf16" else torch.float32
-    with torch.device(device):
-        model = cls.from_config(cfg, dtype=dtype, attn_implementation=attention)
-    model.train()
-    return model, cfg
-
-
-def make_optimizer(torch, model, name):
-    if name == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=1e-5)
-    if name == "sgd-momentum":
-        return torch.optim.SGD(model.parameters(), lr=1e-5, momentum=0.9)
-    raise ValueError(name)
-
-
 def run_case(torch, case, device, steps):
+    """One case through planner_app.probe.validate (the probe's real-run path)."""
+    from planner_app.probe.validate import build_hf_model, train_steps
+
     name, cfg_name, recipe, attention, recompute, b, s, opt_name = case
     cuda = device == "cuda"
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    alloc = torch.cuda.memory_allocated if cuda else (lambda: 0)
-    peak = torch.cuda.max_memory_allocated if cuda else (lambda: 0)
-    reset = torch.cuda.reset_peak_memory_stats if cuda else (lambda: None)
-
-    base_bytes = alloc()
-    reset()
+    base_bytes = torch.cuda.memory_allocated() if cuda else 0
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    with open(os.path.join(CONFIG_DIR, cfg_name + ".json")) as f:
+        hf_config = json.load(f)
     t0 = time.perf_counter()
-    model, cfg = build_model(torch, cfg_name, recipe, attention, device)
-    if recompute == "full":
-        model.gradient_checkpointing_enable()
-    sync()
+    model, vocab = build_hf_model(torch, hf_config, recipe, attention, device)
     build_s = time.perf_counter() - t0
+    params_bytes = (torch.cuda.memory_allocated() - base_bytes) if cuda else 0
     n_params = sum(p.numel() for p in model.parameters())
-    params_bytes = alloc() - base_bytes
-    opt = make_optimizer(torch, model, opt_name)
-    vocab = cfg.vocab_size
-    g = torch.Generator(device=device).manual_seed(0)
-    ids = torch.randint(0, vocab, (b, s), device=device, generator=g)
-    labels = ids.clone()
-    amp = recipe == "amp-bf16"
+    res = train_steps(torch, model, vocab, recipe, b, s, opt_name, recompute, steps, device)
+    for ph in res["steps"]:
+        for k in list(ph):
+            if k.endswith("_bytes"):
+                ph[k] -= base_bytes
     rec = {"name": name, "config": cfg_name, "model_class": type(model).__name__, "recipe": recipe,
            "attention": attention, "recompute": recompute, "micro_batch": b, "seq_len": s,
            "optimizer": opt_name, "params": n_params, "baseline_bytes": base_bytes,
-           "params_bytes": params_bytes, "build_s": round(build_s, 3),
-           "experts_implementation": getattr(cfg, "_experts_implementation", None), "steps": []}
-    overall_peak = 0
-    for step in range(steps):
-        ph = {}
-        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else None
-        sync()
-        ph["start_bytes"] = alloc() - base_bytes
-        reset()
-        w0 = time.perf_counter()
-        if cuda:
-            ev[0].record()
-        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=amp):
-            loss = model(input_ids=ids, labels=labels).loss
-        if cuda:
-            ev[1].record()
-        sync()
-        ph["fwd_peak_bytes"] = peak() - base_bytes
-        ph["after_fwd_bytes"] = alloc() - base_bytes
-        reset()
-        loss.backward()
-        if cuda:
-            ev[2].record()
-        sync()
-        ph["bwd_peak_bytes"] = peak() - base_bytes
-        ph["after_bwd_bytes"] = alloc() - base_bytes
-        reset()
-        opt.step()
-        if cuda:
-            ev[3].record()
-        sync()
-        ph["opt_peak_bytes"] = peak() - base_bytes
-        ph["after_opt_bytes"] = alloc() - base_bytes
-        opt.zero_grad(set_to_none=True)
-        sync()
-        ph["wall_s"] = time.perf_counter() - w0
-        if cuda:
-            ph["fwd_ms"] = ev[0].elapsed_time(ev[1])
-            ph["bwd_ms"] = ev[1].elapsed_time(ev[2])
-            ph["opt_ms"] = ev[2].elapsed_time(ev[3])
-            ph["step_ms"] = ev[0].elapsed_time(ev[3])
-        ph["loss"] = float(loss.item())
-        del loss
-        overall_peak = max(overall_peak, ph["fwd_peak_bytes"], ph["bwd_peak_bytes"], ph["opt_peak_bytes"])
-        rec["steps"].append(ph)
-    rec["peak_bytes"] = overall_peak
-    if cuda:
-        timed = [p["step_ms"] for p in rec["steps"][2:]] or [p["step_ms"] for p in rec["steps"]]
-        rec["step_ms_median"] = statistics.median(timed)
-        rec["step_ms_spread"] = [min(timed), max(timed)]
-        rec["tokens_per_s"] = b * s / (rec["step_ms_median"] / 1e3)
-    del model, opt, ids, labels
+           "params_bytes": params_bytes, "build_s": round(build_s, 3), "steps": res["steps"],
+           "peak_bytes": res["peak_abs_bytes"] - base_bytes}
+    for k in ("step_ms_median", "step_ms_spread", "max_reserved_bytes"):
+        if k in res:
+            rec[k] = res[k]
+    if "step_ms_median" in res:
+        rec["tokens_per_s"] = b * s / (res["step_ms_median"] / 1e3)
+    del model
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
@@ -289,10 +219,14 @@ def inference_runs(torch, deadline):
         if time.time() > deadline:
             break
         try:
-            model, cfg = build_model(torch, cfg_name, "bf16", "sdpa", "cuda")
+            from planner_app.probe.validate import build_hf_model
+
+            with open(os.path.join(CONFIG_DIR, cfg_name + ".json")) as f:
+                hf_config = json.load(f)
+            model, vocab = build_hf_model(torch, hf_config, "bf16", "sdpa", "cuda")
             model.eval()
             model.config.use_cache = True
-            ids = torch.randint(0, cfg.vocab_size, (b, prompt), device="cuda")
+            ids = torch.randint(0, vocab, (b, prompt), device="cuda")
             torch.cuda.synchronize()
             weights_bytes = torch.cuda.memory_allocated()
             torch.cuda.reset_peak_memory_stats()

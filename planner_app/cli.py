@@ -176,6 +176,8 @@ def build_parser() -> Parser:
     pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
     pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
     pr.add_argument("--validate", metavar="MODEL", help="also train MODEL for a few steps and compare")
+    pr.add_argument("--validate-args", metavar="K=V,...",
+                    help="validation settings: recipe, micro_batch, seq_len, attention, recompute, optimizer, steps")
 
     rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
     rp.add_argument("scenario")

@@ -126,3 +126,43 @@ def load_hf_config(path: str) -> ModelSpec:
     if name == "config":
         name = os.path.basename(os.path.dirname(os.path.abspath(path))) or "config"
     return model_from_hf_config(cfg, name=name)
+
+
+def model_to_hf_config(m) -> dict:
+    """The Hugging Face config dictionary that builds ``m`` (for real-run validation)."""
+    if m.arch == "gpt2":
+        return {"model_type": "gpt2", "n_embd": m.hidden, "n_layer": m.layers, "n_head": m.heads,
+                "n_inner": m.ffn_hidden, "vocab_size": m.vocab, "n_positions": m.max_positions,
+                "activation_function": "gelu_new" if m.mlp == "gelu_tanh" else "gelu",
+                "attn_pdrop": m.attn_dropout, "resid_pdrop": m.hidden_dropout, "embd_pdrop": m.embed_dropout,
+                "tie_word_embeddings": m.tied_embeddings}
+    if m.arch == "bert":
+        return {"model_type": "bert", "hidden_size": m.hidden, "num_hidden_layers": m.layers,
+                "num_attention_heads": m.heads, "intermediate_size": m.ffn_hidden, "vocab_size": m.vocab,
+                "max_position_embeddings": m.max_positions, "type_vocab_size": m.type_vocab or 2,
+                "attention_probs_dropout_prob": m.attn_dropout, "hidden_dropout_prob": m.hidden_dropout}
+    common = {"hidden_size": m.hidden, "num_hidden_layers": m.layers, "num_attention_heads": m.heads,
+              "num_key_value_heads": m.kv_heads, "vocab_size": m.vocab,
+              "max_position_embeddings": max(m.max_positions, 4096), "tie_word_embeddings": m.tied_embeddings,
+              "hidden_act": "silu", "rms_norm_eps": 1e-5, "attention_dropout": m.attn_dropout}
+    if m.arch == "llama":
+        if m.qkv_bias and not m.out_bias:
+            return {"model_type": "qwen2", "intermediate_size": m.ffn_hidden, "use_sliding_window": False, **common}
+        d = {"model_type": "mistral" if m.sliding_window else "llama", "intermediate_size": m.ffn_hidden,
+             "head_dim": m.head_dim, **common}
+        if m.sliding_window:
+            d["sliding_window"] = m.sliding_window
+        else:
+            d.update(attention_bias=m.qkv_bias, mlp_bias=m.mlp_bias)
+        return d
+    if m.arch == "moe":
+        return {"model_type": "mixtral", "intermediate_size": m.expert_ffn_hidden, "num_local_experts": m.experts,
+                "num_experts_per_tok": m.top_k, "sliding_window": m.sliding_window or None, **common}
+    if m.arch == "deepseek":
+        return {"model_type": "deepseek_v3", "intermediate_size": m.ffn_hidden, "moe_intermediate_size":
+                m.expert_ffn_hidden, "n_routed_experts": m.experts, "num_experts_per_tok": m.top_k,
+                "n_shared_experts": m.shared_experts, "first_k_dense_replace": m.dense_layers,
+                "q_lora_rank": m.q_lora_rank or None, "kv_lora_rank": m.kv_lora_rank, "qk_nope_head_dim": m.qk_nope_dim,
+                "qk_rope_head_dim": m.qk_rope_dim, "v_head_dim": m.v_head_dim, "n_group": 1, "topk_group": 1,
+                **common}
+    raise InputError("model", f"a {m.arch} model has no Hugging Face config")

@@ -1,0 +1,58 @@
+"""The probe worker: ``python -m planner_app.probe.worker TASK 'JSON-ARGS'``.
+
+Runs in its own process (a CUDA fault poisons a process, a hung kernel can only be killed
+with it, GPU memory is released on exit, and the user's own ML interpreter can run it).
+Speaks JSON lines on stdout: ``{"type": "progress", "fraction", "text"}``,
+``{"type": "result", "result": {...}}`` or ``{"type": "error", "message"}``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+
+def emit(obj) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _progress(fraction, text):
+    emit({"type": "progress", "fraction": round(float(fraction), 4), "text": text})
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        emit({"type": "error", "message": "usage: worker TASK [JSON-ARGS]"})
+        return 2
+    task = argv[0]
+    args = json.loads(argv[1]) if len(argv) > 1 else {}
+    try:
+        if task == "bench":
+            from planner_app.probe.bench import run_benchmarks
+
+            result = run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress)
+        elif task == "validate":
+            from planner_app.probe.validate import run_validation
+
+            result = run_validation(args, _progress)
+        elif task == "inventory":
+            from dataclasses import asdict
+
+            from planner_app.probe import nvml
+
+            st, gpus = nvml.inventory()
+            result = {"nvml": asdict(st), "gpus": [g.to_dict() for g in gpus]}
+        else:
+            emit({"type": "error", "message": f"unknown task {task!r}"})
+            return 2
+    except Exception as e:  # noqa: BLE001 - reported to the parent as one clear line
+        emit({"type": "error", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-2000:]})
+        return 1
+    emit({"type": "result", "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
