@@ -4,10 +4,12 @@
   16384 per side fit e_max = 0.76, t_0 = 27 us with 9% rms error; fp32 e_max 0.75, tf32
   0.76 (tests/data/training_runs_h200.json, "gemm"). Equivalent to e(F) = e_max F/(F+F0),
   so small and skinny GEMMs run far below peak.
-* Fused attention (FlashAttention via SDPA): causal kernels do half the square; the
-  efficiency grows with sequence x head size, e = a_max x sd / (sd + 262144): H200 fwd+bwd
-  measured 122, 239, 447, 516 TFLOP/s at (s, d) = (1024, 64), (2048, 64), (4096, 128),
-  (8192, 128). Backward costs 2.5x the forward's FLOPs (FlashAttention-2, Dao 2023, sec. 3.2).
+* Fused attention (FlashAttention / cuDNN via SDPA): causal kernels do half the square;
+  each kernel takes t = F / (peak x a(d)) + t_a, a(d) = 0.56 for head size 128, 0.50 for
+  64, t_a = 60 us: H200 kernel profiles of Llama 3.2 3B, Mixtral-mini, GPT-2 and BERT
+  (tests/data/profiles_h200.json) measured 0.20-0.52 of peak per kernel. The backward
+  costs 2.5x the forward's FLOPs (FlashAttention-2, Dao 2023, sec. 3.2). fp32 inputs use
+  the memory-efficient kernel at ~0.33 of the fp32 peak (GPT-2 fp32 profile).
 * Every other kernel is memory-bound: bytes moved / (HBM bandwidth x e_bw), with e_bw 0.78
   for elementwise kernels and 0.53 for reductions (H200: copy 3.76 TB/s, add 3.92,
   SiLU 3.72, LayerNorm 2.56, log_softmax 2.49 of 4.8 TB/s).
@@ -22,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from planner_app.core.trace import SLOTS, W
+from planner_app.core.trace import SLOTS, TPS, W
 
 
 @dataclass(frozen=True)
@@ -31,8 +33,8 @@ class Efficiency:
 
     gemm_max: float = 0.76
     gemm_overhead_s: float = 27e-6
-    attn_max: float = 0.62
-    attn_sd0: float = 262144.0
+    attn_max: float = 0.56
+    attn_overhead_s: float = 60e-6
     bw_elementwise: float = 0.78
     bw_reduction: float = 0.53
     launch_s: float = 4e-6
@@ -43,11 +45,12 @@ class Efficiency:
 
 
 # GEMM efficiency by GPU family (fraction of dense peak a large cuBLAS/rocBLAS GEMM reaches).
-# Hopper: measured here (H200, 0.75-0.78 at 700 W). Ampere: A100 bf16 8192^3 GEMMs run at
+# Hopper: measured here (H200 at 700 W: 0.75-0.78 for isolated 8192-size GEMMs, 0.68-0.70 for
+# sustained 16384-size ones, as GEMMs run inside a training step; 0.72 between). Ampere: A100 bf16 8192^3 GEMMs run at
 # about 270 TFLOP/s of 312 (NVIDIA's own "up to 87%" cuBLAS figures) -> 0.85. Volta: V100
 # fp16 GEMMs reach ~100 of 125 -> 0.8. MI300X: rocBLAS/hipBLASLt bf16 GEMMs reach about
 # 700-800 of 1307 TFLOP/s in published benchmarks -> 0.58. Others default to 0.72.
-FAMILY_GEMM_MAX = {"hopper": 0.76, "ampere": 0.85, "volta": 0.80, "turing": 0.70, "ada": 0.70,
+FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70, "ada": 0.70,
                    "blackwell": 0.72, "cdna3": 0.58, "cdna2": 0.55, "gaudi": 0.75}
 
 # The memory-efficient SDPA kernel with an explicit mask runs at this fraction of
@@ -78,15 +81,36 @@ def default_efficiency(gpu, framework: str = "pytorch") -> Efficiency:
                       source=f"defaults for {fam} GPUs" + (" (measured on an H200)" if fam == "hopper" else ""))
 
 
-def gemm_time_s(flops, peak_tflops, eff: Efficiency):
+# GEMMs whose inner or output dimension is not a multiple of 8 elements fall back to
+# kernels with narrower vector loads. H200 profiles (tests/data/profiles_h200.json): GPT-2's
+# output layer (vocab 50257, alignment 1) ran at 95-150 TFLOP/s and BERT's (30522,
+# alignment 2) at 240-265, against ~750 for aligned shapes.
+ALIGNMENT_SPEED = {1: 0.17, 2: 0.33, 4: 0.6, 8: 1.0}
+
+
+def alignment(k: int, n: int, bits: int) -> int:
+    """Largest power-of-two element alignment (up to 8) shared by k and n."""
+    if bits == 32:
+        return 8  # fp32 SIMT GEMMs are not sensitive to it
+    a = 8
+    while a > 1 and (int(k) % a or int(n) % a):
+        a //= 2
+    return a
+
+
+def gemm_time_s(flops, peak_tflops, eff: Efficiency, align: int = 8):
     """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs."""
-    return flops / (peak_tflops * 1e12 * eff.gemm_max) + eff.gemm_overhead_s
+    return flops / (peak_tflops * 1e12 * eff.gemm_max * ALIGNMENT_SPEED.get(align, 1.0)) + eff.gemm_overhead_s
 
 
-def attention_time_s(flops, peak_tflops, seq, head_dim, eff: Efficiency):
-    sd = np.asarray(seq, dtype=float) * head_dim
-    e = eff.attn_max * sd / (sd + eff.attn_sd0)
-    return flops / (peak_tflops * 1e12 * e)
+def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 16):
+    """One fused attention kernel of ``flops`` FLOPs."""
+    if bits == 32:
+        e = 0.33
+    else:
+        e = eff.attn_max * min(1.0, 0.89 + 0.11 * (head_dim - 64) / 64) if head_dim >= 64 else \
+            eff.attn_max * 0.89 * head_dim / 64
+    return flops / (peak_tflops * 1e12 * e) + eff.attn_overhead_s
 
 
 @dataclass
@@ -109,7 +133,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool
         bits = bits if bits in (8, 16, 32) else gemm_bits_default
         peak = peak_override_tflops or gpu.peak_tflops(bits)
         f = 2.0 * tokens * k * n / (tp if split else 1)
-        t = max(gemm_time_s(f, peak, eff), floor)
+        local_k, local_n = (k / tp, n) if split == "k" else ((k, n / tp) if split == "n" else (k, n))
+        t = max(gemm_time_s(f, peak, eff, alignment(local_k, local_n, bits)), floor)
         fwd += t
         bwd += 2 * t  # data gradient and weight gradient
         gflops += f
@@ -119,11 +144,12 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool
     if profile.attn_flops:
         frac = 0.5 if causal and not profile.attn_masked else 1.0
         f = profile.attn_flops * tokens * seq_len * frac / tp
-        t = max(attention_time_s(f, peak16 if gemm_bits_default != 32 else gpu.peak_tflops(32), seq_len,
-                                 head_dim, eff), floor)
+        peak_a = peak16 if gemm_bits_default != 32 else gpu.peak_tflops(32)
+        attn_f = max(attention_time_s(f, peak_a, head_dim, eff, gemm_bits_default), floor)
+        attn_b = max(attention_time_s(2.5 * f, peak_a, head_dim, eff, gemm_bits_default), floor)
         if profile.attn_masked:
-            t /= MASKED_ATTENTION_SPEED
-        attn_f, attn_b = t, 2.5 * t
+            attn_f /= MASKED_ATTENTION_SPEED
+            attn_b /= MASKED_ATTENTION_SPEED
         attn_exec += f
     if profile.bmm_flops:
         f = profile.bmm_flops * tokens * seq_len / tp
@@ -137,6 +163,10 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool
         f = factors_vec.copy()
         nbytes = profile.mem_ops @ f
         e = np.where(profile.mem_is_reduction, eff.bw_reduction, eff.bw_elementwise)
+        # score-sized elementwise ops of eager attention (mask broadcast, scaling, casts) run
+        # non-vectorised kernels: ~0.5 of HBM bandwidth in the H200 profiles
+        scores = (profile.mem_ops[:, TPS] * f[TPS] > 0.5 * nbytes) & ~profile.mem_is_reduction
+        e = np.where(scores, np.minimum(e, 0.5), e)
         t_ops = nbytes / (bw * e)
         mem_f = float(np.maximum(t_ops, floor).sum())
         mem_b = float(np.maximum(2 * t_ops, floor).sum())
