@@ -133,16 +133,16 @@ class HFOps:
         self.tr.op(name + ".onep", [th], [one_p])
         return self.mul(half, one_p, name + ".out")
 
-    def cross_entropy_autocast(self, logits: T, name="loss") -> None:
-        """nn.CrossEntropyLoss applied to 16-bit logits under autocast (BertForMaskedLM):
-        measured on an H200, autograd keeps the 16-bit logits as well as the fp32
-        log_softmax output (tests/data/profiles_h200.json, census)."""
-        if not self.amp:
-            return self.cross_entropy_hf(logits, name)
-        ls = self.new(logits.width, 4, logits.slot, name + ".log_softmax")
-        self.tr.op(name + ".log_softmax", [logits], [ls], saved=[logits, ls], kind="reduction")
+    def cross_entropy_plain(self, logits: T, name="loss") -> None:
+        """nn.CrossEntropyLoss on the logits as they are (BertForMaskedLM): cross_entropy_loss
+        runs log_softmax(x, dtype=x.dtype), which saves its output in the logits' dtype; under
+        autocast nll_loss (on the fp32 list) casts that to fp32 and saves the copy. An H200
+        census of saved tensors shows exactly these two (tests/data/profiles_h200.json)."""
+        ls = self.new(logits.width, logits.nbytes, logits.slot, name + ".log_softmax")
+        self.tr.op(name + ".log_softmax", [logits], [ls], saved=[ls], kind="reduction")
+        x = self.f32(ls, name + ".nll_in32")
         loss = self.new(0, 4, ONE, name + ".value")
-        self.tr.op(name + ".nll", [ls], [loss], kind="none")
+        self.tr.op(name + ".nll", [x], [loss], saved=[x] if x is not ls else [], kind="none")
         return loss
 
     def cross_entropy_hf(self, logits: T, name="loss") -> None:
@@ -469,6 +469,6 @@ def head_trace(m, spec: HFLayerSpec):
     else:
         xn = o.rmsnorm(x, "norm")
     logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head")
-    loss = o.cross_entropy_autocast(logits) if m.arch == "bert" else o.cross_entropy_hf(logits)
+    loss = o.cross_entropy_plain(logits) if m.arch == "bert" else o.cross_entropy_hf(logits)
     o.tr.op("return_outputs", [logits], [], kind="none")  # the model's output object holds the logits
     return o.tr, x, loss
