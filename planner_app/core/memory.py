@@ -75,30 +75,74 @@ def _total(d: dict) -> float:
     return sum(d.values())
 
 
+_COMPACT: dict = {}
+
+
+def _compact(events: np.ndarray) -> np.ndarray:
+    """(events, 4, SLOTS): the events no other event dominates in every slot (with
+    non-negative factors they can never be the peak), split into activations (W slot
+    zeroed), weight cache (W slot only), parameter gradients and everything else."""
+    key = id(events)
+    hit = _COMPACT.get(key)
+    if hit is not None and hit[0] is events:
+        return hit[1]
+    tot = events.sum(axis=1)
+    keep = [i for i in range(len(tot))
+            if not any(j != i and np.all(tot[j] >= tot[i]) and (np.any(tot[j] > tot[i]) or j < i)
+                       for j in range(len(tot)))]
+    ev = events[keep]
+    acts = ev[:, 0, :].copy()
+    acts[:, W] = 0.0
+    cache = np.zeros_like(acts)
+    cache[:, W] = ev[:, 0, W]
+    out = np.stack([acts, cache, ev[:, 1, :], ev[:, 2, :]], axis=1)
+    _COMPACT[key] = (events, out)
+    return out
+
+
+_PROFILE_MATRIX: dict = {}
+
+
+def _profile_matrix(p):
+    """One matrix whose product with a factor vector gives everything ``_Eval`` needs:
+    saved, saved (W slot), output, checkpointed input, then the compact fwd, no-grad and
+    bwd events (4 rows each)."""
+    hit = _PROFILE_MATRIX.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1], hit[2]
+    w_only = np.zeros(SLOTS)
+    w_only[W] = p.saved[W]
+    rows = [p.saved, w_only, p.output, p.ckpt_input]
+    spans = []
+    for events in (p.fwd_events, p.nograd_events, p.bwd_events):
+        comp = _compact(events)
+        start = len(rows)
+        rows.extend(comp.reshape(-1, SLOTS))
+        spans.append((start, len(comp)))
+    m = np.array(rows)
+    _PROFILE_MATRIX[id(p)] = (p, m, spans)
+    return m, spans
+
+
 class _Eval:
     """A profile evaluated at one configuration's factor vector."""
 
     def __init__(self, p, f: np.ndarray):
-        fw = f.copy()
-        fw[W] = 0.0
-        self.saved = float(p.saved @ f)
-        self.saved_w = float(p.saved[W] * f[W])
-        self.output = float(p.output @ f)
-        self.ckpt_input = float(p.ckpt_input @ f)
+        m, spans = _profile_matrix(p)
+        v = (m @ f).tolist()
+        self.saved, self.saved_w, self.output, self.ckpt_input = v[0], v[1], v[2], v[3]
         self.wgrads = float(p.weight_grads * f[W])
-        self.fwd = self._peak(p.fwd_events, f, fw)
-        self.nograd = self._peak(p.nograd_events, f, fw)
-        self.bwd = self._peak(p.bwd_events, f, fw)
+        self.fwd, self.nograd, self.bwd = (self._peak(v, start, n) for start, n in spans)
 
     @staticmethod
-    def _peak(events: np.ndarray, f: np.ndarray, fw: np.ndarray) -> dict:
+    def _peak(v: list, start: int, n: int) -> dict:
         """The event with the highest level, split into activations / cache / grads / other."""
-        acts = events[:, 0, :] @ fw
-        cache = events[:, 0, W] * f[W]
-        grads = events[:, 1, :] @ f
-        other = events[:, 2, :] @ f
-        i = int(np.argmax(acts + cache + grads + other))
-        return {"act": float(acts[i]), "cache": float(cache[i]), "grads": float(grads[i]), "other": float(other[i])}
+        best, best_i = -1.0, start
+        for i in range(start, start + 4 * n, 4):
+            t = v[i] + v[i + 1] + v[i + 2] + v[i + 3]
+            if t > best:
+                best, best_i = t, i
+        return {"act": v[best_i], "cache": v[best_i + 1], "grads": v[best_i + 2], "other": v[best_i + 3]}
 
 
 def _stage_layers(model, pp: int, first: bool) -> tuple[int, int]:
