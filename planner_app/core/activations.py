@@ -6,7 +6,7 @@ the first costs a dictionary lookup.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -36,11 +36,8 @@ def _drop_score_terms(p: LayerProfile) -> LayerProfile:
     saved[TPS] = 0.0
     fwd = p.fwd_events.copy()
     fwd[:, 0, TPS] = np.minimum(fwd[:, 0, TPS], 0.0)
-    bwd = p.bwd_events.copy()
-    return LayerProfile(saved=saved, output=p.output, ckpt_input=p.ckpt_input, fwd_events=fwd,
-                        nograd_events=p.nograd_events, bwd_events=bwd, weight_grads=p.weight_grads,
-                        grad_input=p.grad_input,
-                        saved_terms=[t for t in p.saved_terms if t[1][TPS] == 0] + [("recomputed scores", 0 * dropped)])
+    return replace(p, saved=saved, fwd_events=fwd,
+                   saved_terms=[t for t in p.saved_terms if t[1][TPS] == 0] + [("recomputed scores", 0 * dropped)])
 
 
 @lru_cache(maxsize=512)

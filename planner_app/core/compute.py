@@ -159,18 +159,21 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool
         attn_b += 2 * t
         attn_exec += f
     bw = gpu.mem_bw_gb_s * 1e9
+    score_f = 0.0
     if len(profile.mem_ops):
         f = factors_vec.copy()
         nbytes = profile.mem_ops @ f
         e = np.where(profile.mem_is_reduction, eff.bw_reduction, eff.bw_elementwise)
         # score-sized elementwise ops of eager attention (mask broadcast, scaling, casts) run
         # non-vectorised kernels: ~0.5 of HBM bandwidth in the H200 profiles
-        scores = (profile.mem_ops[:, TPS] * f[TPS] > 0.5 * nbytes) & ~profile.mem_is_reduction
-        e = np.where(scores, np.minimum(e, 0.5), e)
+        score_sized = profile.mem_ops[:, TPS] * f[TPS] > 0.5 * nbytes
+        e = np.where(score_sized & ~profile.mem_is_reduction, np.minimum(e, 0.5), e)
         t_ops = nbytes / (bw * e)
-        mem_f = float(np.maximum(t_ops, floor).sum())
+        t_fwd = np.maximum(t_ops, floor)
+        mem_f = float(t_fwd.sum())
         mem_b = float(np.maximum(2 * t_ops, floor).sum())
         mem_bytes = float(nbytes.sum())
+        score_f = float(t_fwd[score_sized].sum())
     else:
         mem_f = mem_b = mem_bytes = 0.0
     fwd += attn_f + mem_f
@@ -178,7 +181,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool
     if recompute == "full":
         rec = fwd
     elif recompute == "selective":
-        rec = attn_f
+        rec = attn_f + score_f  # the attention core: its matmuls and the score-sized ops
     else:
         rec = 0.0
     return LayerTime(fwd, bwd, rec, gflops, attn_exec, mem_bytes)

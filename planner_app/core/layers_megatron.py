@@ -28,9 +28,13 @@ class MegatronOps(HFOps):
         """A GEMM saves its input (in fp8 under Transformer Engine's fp8 recipe)."""
         split = "n" if out_slot in (TP, EXP) else ("k" if x.slot in (TP, EXP) else "")
         if self.fp8:
-            xq = self._cast(x, 1, name + ".in8")
+            # Transformer Engine's cast-transpose writes the fp8 input and its transpose (for
+            # the weight gradient); the transpose is what backward keeps
+            xq = self.new(x.width, 1, x.slot, name + ".in8")
+            xt = self.new(x.width, 1, x.slot, name + ".in8_t")
+            self.tr.op(name + ".cast_transpose", [x], [xq, xt])
             out = self.new(out_width, 2, out_slot, name + ".out")
-            self.tr.op(name, [xq], [out], saved=[xq], weight_grad_bytes=w_numel * self.grad_bytes,
+            self.tr.op(name, [xq, xt], [out], saved=[xt], weight_grad_bytes=w_numel * self.grad_bytes,
                        gemm=(x.width, out_width, split, 8))
             return out
         return super().linear(x, out_width, out_slot, w_numel, name)
@@ -64,18 +68,22 @@ class MegatronOps(HFOps):
             self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd,
                        attn_flops=2.0 * (q.width + out.width))
             return out
+        # unfused: QK^T, Megatron's fused scale-mask-softmax, dropout, attention over V
+        scores = self.new(heads, 2, TPS, name + ".scores")
+        self.tr.op(name + ".qk", [q, k], [scores], saved=[q, k], attn_flops=2.0 * q.width, kind="bmm")
+        probs = self.new(heads, 2, TPS, name + ".softmax")
+        self.tr.op(name + ".softmax", [scores], [probs], saved=[] if selective else [probs], kind="reduction")
+        dropped = probs
+        if p > 0:
+            mask = self.new(heads, 1, TPS, name + ".dropout_mask", requires_grad=False)
+            dropped = self.new(heads, 2, TPS, name + ".dropout")
+            self.tr.op(name + ".dropout", [probs], [dropped, mask], saved=[] if selective else [mask])
+        bwd = None
         if selective:
             bwd = np.zeros(SLOTS)
-            bwd[TPS] = 5 * heads  # recomputed scores live during this layer's backward
-            self.tr.op(name, [q, k, v], [out], saved=[q, k, v], bwd_temp=bwd,
-                       attn_flops=2.0 * (q.width + out.width), kind="bmm")
-            return out
-        probs = self.new(heads, 2, TPS, name + ".softmax")
-        self.tr.op(name + ".qk_softmax", [q, k], [probs], saved=[q, k, probs], attn_flops=2.0 * q.width, kind="bmm")
-        mask = self.new(heads, 1, TPS, name + ".dropout_mask", requires_grad=False) if p > 0 else None
-        dropped = self.new(heads, 2, TPS, name + ".dropout")
-        self.tr.op(name + ".dropout", [probs], [dropped] + ([mask] if mask else []), saved=[mask] if mask else [])
-        self.tr.op(name + ".pv", [dropped, v], [out], saved=[dropped, v], attn_flops=2.0 * out.width, kind="bmm")
+            bwd[TPS] = 5 * heads  # the recomputed score tensors live during this layer's backward
+        self.tr.op(name + ".pv", [dropped, v], [out], saved=[v] if selective else [dropped, v],
+                   attn_flops=2.0 * out.width, kind="bmm", bwd_temp=bwd)
         return out
 
 

@@ -81,11 +81,17 @@ def all_reduce_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     return np.where(np.asarray(n_ranks) > 1, t + _latency(topo, g, n), 0.0)
 
 
+# All-gather and reduce-scatter reach a lower bus bandwidth than all-reduce on the same
+# links: 2x H200 NVLink measured 0.80-0.88 of all-reduce's busbw from 64 MiB to 4 GiB
+# (tests/data/collectives_h200x2.json).
+GATHER_EFFICIENCY = 0.84
+
+
 def all_gather_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     """All-gather (or reduce-scatter) where ``size_bytes`` is the full (gathered) buffer."""
     g, n = _split(n_ranks, ranks_per_node or topo.gpus_per_node)
-    t = (g - 1) / g * size_bytes / (topo.intra_gb_s * 1e9)
-    t = t + (n - 1) / n * (size_bytes / g) / (topo.inter_gb_s * 1e9)
+    t = (g - 1) / g * size_bytes / (topo.intra_gb_s * GATHER_EFFICIENCY * 1e9)
+    t = t + (n - 1) / n * (size_bytes / g) / (topo.inter_gb_s * GATHER_EFFICIENCY * 1e9)
     return np.where(np.asarray(n_ranks) > 1, t + _latency(topo, g, n), 0.0)
 
 

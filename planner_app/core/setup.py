@@ -174,6 +174,9 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
                                f"got seq-len {setup.seq_len}")
     if plan.sequence_parallel and plan.tp == 1:
         raise InputError("sequence_parallel", "needs tensor parallelism (tp > 1)")
+    if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16"):
+        raise InputError("recipe", "the megatron framework trains with bf16, mixed-bf16 or fp8 (no fp32 weights "
+                                   f"or autocast); got {setup.recipe}")
     if setup.global_batch:
         per_step = setup.micro_batch * plan.dp * plan.ep
         if setup.global_batch % per_step:

@@ -30,8 +30,11 @@ from planner_app.core.activations import model_profiles
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
 from planner_app.core.memory import _stage_layers, _stage_params
-from planner_app.core.setup import grad_accum_steps, recipe_bytes
+from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
 from planner_app.core.trace import factors
+
+
+DEEPSPEED_ZERO3_BW_FRACTION = 0.3
 
 
 @dataclass
@@ -85,6 +88,7 @@ def _group_per_node(size: int, stride: int, gpus_per_node: int) -> int:
 
 def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     """Time of one optimizer step over the global batch."""
+    validate_plan_for_model(model, setup, plan)
     rb = recipe_bytes(setup.recipe, setup.framework)
     eff = _efficiency(hw, setup.framework)
     topo = topo or _topology(hw, plan)
@@ -102,12 +106,14 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
                           setup.recompute == "selective", setup.recipe == "fp8")
     tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
     f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
-    seq_local = setup.seq_len / plan.cp
+    seq_local = setup.seq_len / plan.cp  # embedding and head see only the local tokens
     head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
     causal = model.arch != "bert"
 
+    # Context parallelism splits the queries; every query still attends to the whole
+    # sequence (ring attention), so attention FLOPs use the full length.
     def lt(p):
-        return compute.layer_time(p, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
+        return compute.layer_time(p, gpu, eff, tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel,
                                   rb.gemm_bits, head_dim, setup.recompute, f, causal)
 
     dense_t = lt(prof.dense) if prof.dense else None
@@ -123,7 +129,9 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     msg = tokens_mb * model.hidden * act_bytes
     if plan.tp > 1:
         if plan.sequence_parallel:
-            tp_layer = 4 * float(network.all_gather_s(msg, plan.tp, topo, tp_per_node))
+            # 2 all-gathers + 2 reduce-scatters forward, the same backward: the bytes of 4
+            # all-reduces (an all-reduce is a reduce-scatter plus an all-gather)
+            tp_layer = 8 * float(network.all_gather_s(msg, plan.tp, topo, tp_per_node))
         else:
             tp_layer = 4 * float(network.all_reduce_s(msg, plan.tp, topo, tp_per_node))
     else:
@@ -202,7 +210,14 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     if plan.zero == 3 and d_dense > 1:
         # each micro-batch gathers every layer's parameters twice and reduce-scatters once
         per_mb = 2 * param_gather + dp_comm
-        zero3_exposed = n_acc * max(0.0, per_mb - 0.8 * t_mb)
+        overlap = 0.8
+        if setup.framework == "deepspeed":
+            # DeepSpeed's ZeRO-3 gathers parameter by parameter: in Narayanan et al. 2021's
+            # Table 2 runs (175B and 530B, 384-2240 A100s) its collectives moved ~0.3 of what
+            # the fabric's bus bandwidth allows, fitted to those six runs (docs/validation.md)
+            per_mb /= DEEPSPEED_ZERO3_BW_FRACTION
+            overlap = 0.5
+        zero3_exposed = n_acc * max(0.0, per_mb - overlap * t_mb)
         dp_exposed = zero3_exposed
         param_gather_exposed = 0.0
     else:
