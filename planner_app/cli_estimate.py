@@ -127,6 +127,9 @@ def format_text(out: dict) -> str:
                      f"({t['decode_tokens_per_s_per_user']:,.1f} per user, {t['decode_bound']}-bound)")
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
             lines.append(f"Cost: ${out['cost']['usd_per_million_tokens']:.3f} per million tokens")
+    if out.get("advice"):
+        lines.append("")
+        lines.append("Advice: " + out["advice"]["text"])
     lines.append("")
     lines.append("Assumptions:")
     lines += [f"  - {a}" for a in out["assumptions"]]

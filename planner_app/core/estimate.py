@@ -122,6 +122,13 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
     timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
+    if extras and model.is_transformer:
+        from planner_app.core.advice import advice_text, advise
+
+        summary, changes = advise(model, hw, setup, plan)
+        out["advice"] = {"text": advice_text(summary, changes),
+                         "changes": [{"change": c.label, "fits": c.fits, "saves_bytes": c.saves_bytes,
+                                      "time_change": c.time_change, "gpus": c.gpus} for c in changes]}
     return out
 
 

@@ -75,7 +75,7 @@ def _latency(topo: Topology, g, n):
 
 def all_reduce_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     """Time of an all-reduce of ``size_bytes`` per rank over ``n_ranks``."""
-    g, n = _split(n_ranks, ranks_per_node or topo.gpus_per_node)
+    g, n = _split(n_ranks, topo.gpus_per_node if ranks_per_node is None else ranks_per_node)
     t = 2 * (g - 1) / g * size_bytes / (topo.intra_gb_s * 1e9)
     t = t + 2 * (n - 1) / n * (size_bytes / g) / (topo.inter_gb_s * 1e9)
     return np.where(np.asarray(n_ranks) > 1, t + _latency(topo, g, n), 0.0)
@@ -89,7 +89,7 @@ GATHER_EFFICIENCY = 0.84
 
 def all_gather_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     """All-gather (or reduce-scatter) where ``size_bytes`` is the full (gathered) buffer."""
-    g, n = _split(n_ranks, ranks_per_node or topo.gpus_per_node)
+    g, n = _split(n_ranks, topo.gpus_per_node if ranks_per_node is None else ranks_per_node)
     t = (g - 1) / g * size_bytes / (topo.intra_gb_s * GATHER_EFFICIENCY * 1e9)
     t = t + (n - 1) / n * (size_bytes / g) / (topo.inter_gb_s * GATHER_EFFICIENCY * 1e9)
     return np.where(np.asarray(n_ranks) > 1, t + _latency(topo, g, n), 0.0)
@@ -102,7 +102,7 @@ def all_to_all_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     """All-to-all of ``size_bytes`` per rank: the part to ranks in the node over the intra
     link, the rest over the network, concurrently."""
     n_ranks = np.asarray(n_ranks, dtype=float)
-    g, n = _split(n_ranks, ranks_per_node or topo.gpus_per_node)
+    g, n = _split(n_ranks, topo.gpus_per_node if ranks_per_node is None else ranks_per_node)
     intra = (g - 1) / n_ranks * size_bytes / (topo.intra_gb_s * 1e9)
     inter = (n_ranks - g) / n_ranks * size_bytes / (topo.inter_gb_s * 1e9)
     return np.where(n_ranks > 1, np.maximum(intra, inter) + _latency(topo, g, n), 0.0)

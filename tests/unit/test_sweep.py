@@ -45,3 +45,40 @@ def test_vectorised_equals_scalar(db, case):
     got = memory_peak(model, recipe, opt, attn, fw, cfg)
     want = np.array([w for _, w in rows])
     np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0] + "-" + c[4])
+def test_vectorised_step_time_equals_scalar(db, case):
+    from planner_app.core.estimate import Hardware
+    from planner_app.core.sweep_time import step_time_vec
+    from planner_app.core.timing import step_time
+
+    name, recipe, opt, attn, fw = case
+    model = db.model(name)
+    if fw == "megatron" and recipe in ("fp32", "amp-bf16"):
+        pytest.skip("not a valid combination")
+    hw = Hardware(gpu=db.gpu("h100-sxm"), inter=db.fabric("ib-ndr"), nics_per_node=8)
+    rng = np.random.default_rng(7 + abs(hash(case)) % 1000)
+    rows = []
+    for _ in range(50):
+        r = dict(micro_batch=int(rng.integers(1, 5)), seq_len=int(rng.choice([1024, 4096, 8192])),
+                 tp=int(rng.choice([1, 2, 8])), pp=int(rng.choice([1, 2, 4])), dp=int(rng.choice([1, 4, 32])),
+                 cp=int(rng.choice([1, 2])), ep=int(rng.choice([1, 2])) if model.is_moe else 1,
+                 zero=int(rng.integers(0, 4)), sp=bool(rng.integers(0, 2)), recompute=int(rng.integers(0, 3)),
+                 n_acc=int(rng.choice([1, 8])), interleaved=bool(rng.integers(0, 2)), vp=2)
+        r["sp"] = r["sp"] and r["tp"] > 1
+        setup = TrainingSetup(micro_batch=r["micro_batch"], seq_len=r["seq_len"], recipe=recipe, optimizer=opt,
+                              attention=attn, recompute=("none", "selective", "full")[r["recompute"]], framework=fw,
+                              global_batch=r["micro_batch"] * r["dp"] * r["ep"] * r["n_acc"])
+        plan = ParallelPlan(tp=r["tp"], pp=r["pp"], dp=r["dp"], cp=r["cp"], ep=r["ep"], zero=r["zero"],
+                            sequence_parallel=r["sp"], pp_schedule="interleaved" if r["interleaved"] else "1f1b")
+        try:
+            want = step_time(model, hw, setup, plan)
+        except InputError:
+            continue
+        rows.append((r, want))
+    assert len(rows) >= 15
+    cfg = {k: np.array([r[k] for r, _ in rows]) for k in rows[0][0]}
+    got = step_time_vec(model, hw, recipe, opt, attn, fw, cfg)
+    np.testing.assert_allclose(got["step_s"], [w.step_s for _, w in rows], rtol=1e-9)
+    np.testing.assert_allclose(got["mfu"], [w.mfu for _, w in rows], rtol=1e-9)
