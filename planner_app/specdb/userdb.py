@@ -139,6 +139,19 @@ class UserDB:
                               (self._key(kind, row), json.dumps(row), _now()))
         return row
 
+    def upsert_many(self, kind: str, rows) -> int:
+        """Save already-validated rows in one transaction: all of them or, on any failure
+        (or a crash part-way), none."""
+        table = _ROW_TABLES[kind]
+        keycol = "key" if kind == "instances" else "id"
+        n = 0
+        with self._tx():
+            for row in rows:
+                self.conn.execute(f"INSERT OR REPLACE INTO {table} ({keycol}, row_json, updated) VALUES (?, ?, ?)",
+                                  (self._key(kind, row), json.dumps(row), _now()))
+                n += 1
+        return n
+
     def delete(self, kind: str, key: str) -> None:
         table = _ROW_TABLES[kind]
         keycol = "key" if kind == "instances" else "id"
