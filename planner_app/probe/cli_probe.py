@@ -73,11 +73,15 @@ def run(args) -> int:
     state, gpus = nvml.inventory()
     out = {"nvml": asdict(state), "inventory": [g.to_dict() for g in gpus]}
     if not state.available:
-        print(f"gpu-planner probe: {state.message}; running the CPU probe", file=sys.stderr)
+        from planner_app.probe import amd
+
+        out["inventory"] = amd.inventory()
+        out["amdsmi"] = amd.init()[1]
+        if not out["inventory"]:
+            print(f"gpu-planner probe: {state.message}; trying the other backends (PyTorch ROCm/MPS, CuPy, then "
+                  "the CPU)", file=sys.stderr)
     runner = ProbeRunner(python=args.python, timeout_s=args.timeout)
-    backend = args.backend
-    if backend == "auto" and not state.available and args.python is None:
-        pass  # the worker tries torch (ROCm/MPS) and cupy before numpy anyway
+    backend = args.backend  # auto: the worker tries torch (CUDA, ROCm, MPS), then CuPy, then numpy
 
     def show(f, text):
         if not args.json:

@@ -117,8 +117,23 @@ class ProbeRunner:
             self._kill()
             raise ProbeError(f"the probe worker did not exit within {self.timeout_s:g} s and was stopped") from None
         finally:
-            t_err.join(timeout=1)
+            proc = self._proc
+            if proc.poll() is None:
+                self._kill()
+            try:
+                proc.wait(timeout=10)  # reap it: no zombie, no "still running" warning
+            except subprocess.TimeoutExpired:
+                pass
+            t_out.join(timeout=2)
+            t_err.join(timeout=2)
+            for stream in (proc.stdout, proc.stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
             self._proc = None
+        if self._cancel.is_set():
+            raise ProbeCancelled("the probe was cancelled")
         if result is not None and rc == 0:
             return result
         if error:
