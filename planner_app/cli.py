@@ -179,6 +179,9 @@ def build_parser() -> Parser:
     pr.add_argument("--validate-args", metavar="K=V,...",
                     help="validation settings: recipe, micro_batch, seq_len, attention, recompute, optimizer, steps")
 
+    from planner_app import cli_cluster
+    cli_cluster.add_parser(sub, _positive_int)
+
     rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
     rp.add_argument("scenario")
     rp.add_argument("-o", "--output", required=True)
@@ -233,6 +236,9 @@ def main(argv=None) -> int:
         if args.command == "probe":
             from planner_app.probe import cli_probe
             return cli_probe.run(args)
+        if args.command == "cluster":
+            from planner_app import cli_cluster
+            return cli_cluster.run(args)
         if args.command == "report":
             from planner_app.report import cli_report
             return cli_report.run(args)

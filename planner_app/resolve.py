@@ -73,7 +73,7 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
     elif gpu:
         g = db.gpu(gpu)
         per_node = gpus_per_node or 8
-        intra = _intra_for_gpu(db, g)
+        intra = intra_for_gpu(db, g)
         inter = db.fabric(fabric or DEFAULT_FABRIC)
         nics = nics_per_node or per_node
         if not fabric:
@@ -86,7 +86,7 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
                     calibration=calibration), per_node, notes
 
 
-def _intra_for_gpu(db, g):
+def intra_for_gpu(db, g):
     link = (g.link or "").lower()
     try:
         if "nvlink 5" in link:

@@ -79,6 +79,9 @@ def advice_text(summary: dict, changes: list[Change]) -> str:
     parts = []
     for c in changes:
         mem = f"saves {c.saves_bytes / gb:.1f} GB" if c.saves_bytes >= 0 else f"uses {-c.saves_bytes / gb:.1f} GB more"
-        tim = f"{abs(c.time_change) * 100:.0f}% {'more' if c.time_change >= 0 else 'less'} time"
-        parts.append(f"{c.label} {mem} and costs {tim}" + ("" if c.fits else " (still does not fit)"))
+        if c.time_change >= 0:
+            tim = f"costs {c.time_change * 100:.0f}% more time"
+        else:
+            tim = f"is {-c.time_change * 100:.0f}% faster"
+        parts.append(f"{c.label} {mem} and {tim}" + ("" if c.fits else " (still does not fit)"))
     return head + "; ".join(parts)

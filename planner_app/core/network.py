@@ -37,7 +37,9 @@ def topology(gpu, intra, inter, nics_per_node: int, gpus_per_node: int, intra_ov
 
     The intra-node bandwidth is the GPU's NVLink (datasheet total / 2 per direction) or the
     intra fabric's (PCIe), times the fabric's efficiency; a probe's measured bus bandwidth
-    overrides it.
+    overrides it. A multi-node probe's all-reduce bus bandwidth is the node's network rate
+    (a ring's busbw across nodes approaches the node's aggregate NIC bandwidth, nccl-tests
+    PERFORMANCE.md), so the per-GPU share is that divided by the GPUs per node.
     """
     if intra_override_gb_s:
         intra_bw = intra_override_gb_s
@@ -50,7 +52,7 @@ def topology(gpu, intra, inter, nics_per_node: int, gpus_per_node: int, intra_ov
         intra_bw = (gpu.link_bw_per_direction_gb_s or 25.0) * 0.75
     intra_lat = (intra.latency_us if intra is not None else 5.0) * 1e-6
     if inter_override_gb_s:
-        inter_bw = inter_override_gb_s
+        inter_bw = inter_override_gb_s / gpus_per_node
     elif inter is not None:
         inter_bw = inter.bw_gb_s * inter.efficiency * max(nics_per_node, 1) / gpus_per_node
     else:

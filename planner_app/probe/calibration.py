@@ -100,4 +100,6 @@ def load_profile(name: str, userdb=None, specdb=None) -> CalibrationProfile:
     res = rec["result"]
     p = profile_from_result(name, res.get("bench", res), gpu, collectives=res.get("collectives"))
     p.created = rec["created"][:10]
+    if p.device == "?" and rec.get("device"):
+        p.device = rec["device"]
     return p
