@@ -37,7 +37,38 @@ def build_request(args, db):
 def run(args) -> int:
     from planner_app.cli import _user_db_catalog
 
-    db = _user_db_catalog()
+    out = estimate_from_args(args, _user_db_catalog())
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(format_text(out))
+    return 0
+
+
+# The estimate options and their defaults: the CLI's option names (argparse dests). Scenario
+# files and the GUI use the same names, so a plan gives the same numbers everywhere.
+OPTION_DEFAULTS = {
+    "mode": "training", "model": None, "gpu": None, "instance": None, "gpus": None, "gpus_per_node": None,
+    "micro_batch": 1, "seq_len": None, "global_batch": None, "tokens": None, "recipe": None, "optimizer": "adamw",
+    "attention": None, "recompute": "none", "tp": None, "pp": None, "dp": None, "cp": None, "ep": None, "vp": 2,
+    "zero": 0, "sequence_parallel": False, "pp_schedule": "1f1b", "offload": "none", "framework": "pytorch",
+    "fabric": None, "nics_per_node": None, "mfu": None, "achieved_tflops": None, "price_mix": None,
+    "cny_per_usd": None, "calibration": None, "batch": 1, "prompt_len": 1024, "new_tokens": 128,
+    "weights_dtype": "bf16", "kv_dtype": "bf16",
+}
+
+
+def estimate_from_options(options: dict, db) -> dict:
+    """The estimate for a dict of CLI-named options (missing ones take the CLI defaults)."""
+    from types import SimpleNamespace
+
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise InputError(unknown[0], f"is not an estimate option; allowed: {', '.join(sorted(OPTION_DEFAULTS))}")
+    return estimate_from_args(SimpleNamespace(**{**OPTION_DEFAULTS, **options}), db)
+
+
+def estimate_from_args(args, db) -> dict:
     model, hw, per_node, overrides, notes = build_request(args, db)
     if args.mode == "inference":
         tp = args.tp or 1
@@ -62,11 +93,7 @@ def run(args) -> int:
                             pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)
         out = estimate_training(model, hw, setup, plan, overrides)
     out["assumptions"] = notes + out["assumptions"]
-    if args.json:
-        print(json.dumps(_clean(out), indent=1))
-    else:
-        print(format_text(out))
-    return 0
+    return _clean(out)
 
 
 def _clean(obj):

@@ -13,8 +13,13 @@ from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
 DEFAULT_FABRIC = "ib-ndr"
 
 
-def resolve_model(name_or_path: str, db):
-    """A preset (by id, name or alias) or a Hugging Face config.json path."""
+def resolve_model(name_or_path, db):
+    """A preset (by id, name or alias), a Hugging Face config.json path, or such a config
+    as a dict (a scenario file carries imported configs inline)."""
+    if isinstance(name_or_path, dict):
+        from planner_app.core.hf_config import model_from_hf_config
+        cfg = name_or_path.get("hf_config", name_or_path)
+        return model_from_hf_config(cfg, name_or_path.get("name") or cfg.get("_name_or_path") or "custom")
     if not name_or_path or not str(name_or_path).strip():
         raise InputError("model", "must name a preset (gpu-planner models) or a config.json file")
     text = str(name_or_path).strip()

@@ -1,0 +1,168 @@
+"""Scenario files: a workload, the plans being compared, the calibration profile, currency
+and notes, as versioned JSON (``schema_version``). Older versions migrate on load; newer
+ones are refused with a clear message. Plans use the CLI's estimate option names, so a
+scenario's numbers are exactly what ``gpu-planner estimate`` prints for the same options.
+
+Version history:
+  1  draft format: one plan, ``model`` and ``gpu``/``instance`` at the top level.
+  2  ``workload`` (model and setup options), ``plans`` (list, each named), ``meta``
+     (title, project, author, notes), ``calibration``, ``currency``, ``price_mix``,
+     ``chosen_plan``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+from planner_app.core.errors import InputError
+from planner_app.specdb.schema import SpecDataError
+
+SCHEMA_VERSION = 2
+MAX_PLANS = 8
+
+# Options that describe the workload (shared by every plan) and the hardware/layout of one plan.
+WORKLOAD_KEYS = ("mode", "model", "micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer",
+                 "attention", "recompute", "offload", "framework", "batch", "prompt_len", "new_tokens",
+                 "weights_dtype", "kv_dtype", "target_tokens_per_s")
+PLAN_KEYS = ("name", "gpu", "instance", "gpus", "gpus_per_node", "tp", "pp", "dp", "cp", "ep", "vp", "zero",
+             "sequence_parallel", "pp_schedule", "fabric", "nics_per_node", "mfu", "achieved_tflops")
+CURRENCIES = ("USD", "CNY")
+
+
+def new_scenario(title: str = "Untitled sizing", model="llama-2-7b") -> dict:
+    return {"schema_version": SCHEMA_VERSION,
+            "meta": {"title": title, "project": "", "author": "", "notes": ""},
+            "workload": {"mode": "training", "model": model, "micro_batch": 1, "seq_len": 4096},
+            "plans": [{"name": "Plan A", "gpu": "h100-sxm", "gpus": 8}],
+            "calibration": None, "currency": "USD", "price_mix": None, "cny_per_usd": None, "chosen_plan": 0}
+
+
+def migrate(data: dict, source: str = "scenario") -> dict:
+    """Bring a loaded scenario to the current version (a copy); refuse newer versions."""
+    if not isinstance(data, dict):
+        raise SpecDataError(source, None, None, "is not a scenario (expected a JSON object)")
+    version = data.get("schema_version")
+    if version is None:
+        raise SpecDataError(source, None, "schema_version", "is missing: not a GPU Capacity Planner scenario")
+    if not isinstance(version, int) or version < 1:
+        raise SpecDataError(source, None, "schema_version", f"must be a positive integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise SpecDataError(source, None, "schema_version",
+                            f"is {version}, newer than this version of the app understands ({SCHEMA_VERSION}); "
+                            "update the app to open it")
+    data = copy.deepcopy(data)
+    if version == 1:
+        workload = {k: data.pop(k) for k in list(data) if k in WORKLOAD_KEYS}
+        plan = {k: data.pop(k) for k in list(data) if k in PLAN_KEYS}
+        plan.setdefault("name", "Plan A")
+        data = {"schema_version": 2,
+                "meta": {"title": data.get("title", "Untitled sizing"), "project": "", "author": "",
+                         "notes": data.get("notes", "")},
+                "workload": workload, "plans": [plan], "calibration": data.get("calibration"),
+                "currency": data.get("currency", "USD"), "price_mix": None, "cny_per_usd": None, "chosen_plan": 0}
+    return data
+
+
+def validate(sc: dict, source: str = "scenario") -> dict:
+    """Check the structure and the option names; errors name the field."""
+    for key in ("meta", "workload", "plans"):
+        if key not in sc:
+            raise SpecDataError(source, None, key, "is missing")
+    if not isinstance(sc["workload"], dict):
+        raise SpecDataError(source, None, "workload", "must be an object")
+    for k in sc["workload"]:
+        if k not in WORKLOAD_KEYS:
+            raise SpecDataError(source, None, f"workload.{k}", f"is not a workload option; allowed: "
+                                                             f"{', '.join(WORKLOAD_KEYS)}")
+    if not sc["workload"].get("model"):
+        raise SpecDataError(source, None, "workload.model", "is missing: name a preset or embed a config")
+    plans = sc["plans"]
+    if not isinstance(plans, list) or not 1 <= len(plans) <= MAX_PLANS:
+        raise SpecDataError(source, None, "plans", f"must be a list of 1 to {MAX_PLANS} plans")
+    for i, p in enumerate(plans):
+        if not isinstance(p, dict):
+            raise SpecDataError(source, None, f"plans[{i}]", "must be an object")
+        for k in p:
+            if k not in PLAN_KEYS:
+                raise SpecDataError(source, None, f"plans[{i}].{k}", f"is not a plan option; allowed: "
+                                                                  f"{', '.join(PLAN_KEYS)}")
+        if not (p.get("gpu") or p.get("instance")):
+            raise SpecDataError(source, None, f"plans[{i}]", "needs a gpu or an instance")
+    if sc.get("currency", "USD") not in CURRENCIES:
+        raise SpecDataError(source, None, "currency", f"must be one of {', '.join(CURRENCIES)}")
+    chosen = sc.get("chosen_plan", 0)
+    if not isinstance(chosen, int) or not 0 <= chosen < len(plans):
+        raise SpecDataError(source, None, "chosen_plan", f"must be an index from 0 to {len(plans) - 1}")
+    return sc
+
+
+def loads(text: str, source: str = "scenario") -> dict:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecDataError(source, e.lineno, None, f"is not valid JSON ({e.msg})") from None
+    return validate(migrate(data, source), source)
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise SpecDataError(path, None, None, f"cannot be read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise SpecDataError(path, None, None, "is not UTF-8 text") from None
+    return loads(text, path)
+
+
+def dumps(sc: dict) -> str:
+    return json.dumps(sc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def save(sc: dict, path: str) -> None:
+    """Validate, then write atomically (a temporary file renamed over the target)."""
+    from planner_app.specdb.importers import atomic_write_text
+
+    validate(sc, path)
+    atomic_write_text(path, dumps(sc))
+
+
+def plan_options(sc: dict, index: int) -> dict:
+    """The estimate options (CLI names) for plan ``index``."""
+    opts = {k: v for k, v in sc["workload"].items() if k != "target_tokens_per_s" and v is not None}
+    opts.update({k: v for k, v in sc["plans"][index].items() if k != "name" and v is not None})
+    if sc.get("calibration"):
+        opts["calibration"] = sc["calibration"]
+    if sc.get("price_mix"):
+        opts["price_mix"] = sc["price_mix"]
+    if sc.get("cny_per_usd"):
+        opts["cny_per_usd"] = sc["cny_per_usd"]
+    return opts
+
+
+def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
+    """One result per plan: ``{"name", "options", "estimate"}`` or ``{"name", "options", "error"}``."""
+    from planner_app.cli_estimate import estimate_from_options
+
+    out = []
+    for i, p in enumerate(sc["plans"]):
+        opts = plan_options(sc, i)
+        try:
+            est = estimate_from_options(opts, db)
+            out.append({"name": p.get("name") or f"Plan {i + 1}", "options": opts, "estimate": est})
+        except (InputError, SpecDataError) as e:
+            if on_error == "raise":
+                raise
+            out.append({"name": p.get("name") or f"Plan {i + 1}", "options": opts, "error": str(e)})
+    return out
+
+
+def example_dir() -> str:
+    from planner_app.paths import examples_dir
+    return examples_dir()
+
+
+def examples() -> list[str]:
+    d = example_dir()
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".json")) if os.path.isdir(d) else []
