@@ -1,0 +1,30 @@
+"""``gpu-planner report SCENARIO.json -o OUT.pdf [--lang en|zh_CN] [--format F] [--paper P]``."""
+from __future__ import annotations
+
+import sys
+
+
+def run(args) -> int:
+    from planner_app import scenario
+    from planner_app.cli import _user_db_catalog
+    from planner_app.report import build_report, write_report
+    from planner_app.report.writer import format_for
+
+    sc = scenario.load(args.scenario)
+    fmt = format_for(args.output, getattr(args, "format", None))
+    lang = getattr(args, "lang", "en") or "en"
+    if fmt == "pdf" or lang != "en":
+        # Fonts and painting need a QGuiApplication; it must exist before i18n.install,
+        # which would otherwise make a plain QCoreApplication.
+        from planner_app.report.pdf import ensure_app
+        ensure_app()
+    if lang != "en":
+        from planner_app import i18n
+        i18n.install(lang)  # a compiled catalogue when there is one; zh_cn.py otherwise
+    report = build_report(sc, _user_db_catalog(), lang=lang)
+    write_report(report, args.output, fmt, getattr(args, "paper", "A4") or "A4")
+    failed = [p.name for p in report.plans if not p.ok]
+    print(f"wrote {args.output} ({fmt}, {len(report.plans)} plans"
+          + (f"; {len(failed)} could not be estimated: {', '.join(failed)}" if failed else "") + ")",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,306 @@
+"""The report model: everything a sizing report shows, as plain data built from a scenario
+(no Qt, no formatting). Renderers (``html``, ``pdf``, ``exports``) only lay it out.
+
+The numbers are the estimate dicts of ``scenario.evaluate`` unchanged (the same as
+``gpu-planner estimate --json``); the report adds what the estimate does not carry: the
+cost at each price of the instance where the estimate gives only one (inference), the
+scaling curve of the chosen plan, the calibration profile, and the data sources.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+from planner_app import __version__, ENGINE_VERSION
+from planner_app.core.cost import PRICE_KINDS, hourly_prices_usd
+from planner_app.core.errors import InputError
+from planner_app.specdb.schema import SpecDataError
+
+# Memory components shown in the chart: (key, breakdown keys summed into it). What is not
+# listed goes to "other"; the runtime overhead (CUDA context, NCCL, allocator reserve) is
+# device_bytes - peak_bytes.
+MEMORY_GROUPS = (
+    ("parameters", ("parameters",)),
+    ("gradients", ("gradients",)),
+    ("optimizer_states", ("optimizer_states", "master_weights", "optimizer_temporaries")),
+    ("activations", ("activations", "logits_and_loss", "temporaries")),
+    ("kv_cache", ("kv_cache",)),
+)
+
+
+@dataclass
+class PlanResult:
+    """One compared plan: its options and estimate, or the error that stopped it."""
+
+    index: int
+    name: str
+    options: dict
+    estimate: dict | None = None
+    error: str | None = None
+    # USD for the whole run (training) or per million tokens (inference), per price kind
+    cost_by_price: dict = field(default_factory=dict)
+    hourly_usd: dict = field(default_factory=dict)  # instance-hour prices, per price kind
+    instance: dict | None = None  # provider, region, id, source, retrieved, price_date
+
+    @property
+    def ok(self) -> bool:
+        return self.estimate is not None
+
+    def memory_groups(self) -> list[tuple[str, float]]:
+        """(component, bytes) summing to the device memory the plan needs per GPU."""
+        m = self.estimate["memory"]
+        bd = dict(m["breakdown"])
+        out = []
+        for key, parts in MEMORY_GROUPS:
+            v = sum(float(bd.pop(p, 0.0) or 0.0) for p in parts)
+            if v > 0:
+                out.append((key, v))
+        rest = sum(float(v or 0.0) for v in bd.values())
+        if rest > 0:
+            out.append(("other", rest))
+        overhead = float(m.get("device_bytes") or m["peak_bytes"]) - float(m["peak_bytes"])
+        if overhead > 0:
+            out.append(("runtime_overhead", overhead))
+        return out
+
+
+@dataclass
+class Source:
+    kind: str  # gpu, instance, fabric, model
+    name: str
+    url: str
+    retrieved: str
+    price_date: str = ""
+
+
+@dataclass
+class Report:
+    """A sizing report, ready to render."""
+
+    scenario: dict
+    lang: str
+    title: str
+    project: str
+    author: str
+    notes: str
+    created: str  # ISO date the report was made
+    app_version: str
+    engine_version: str
+    spec_data: dict  # newest retrieved date, row counts, user rows
+    mode: str  # training | inference
+    workload: dict
+    plans: list[PlanResult]
+    chosen: int
+    currency: str
+    target_tokens_per_s: float | None = None
+    scaling: dict | None = None  # {"gpus_per_node", "points": [...], "plan_nodes", "fabric"} or {"error"}
+    calibration: dict | None = None  # {"name", "summary", "efficiency": {...}} or {"name", "error"}
+    assumptions: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+
+    @property
+    def chosen_plan(self) -> PlanResult:
+        return self.plans[self.chosen]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the scenario and every plan's estimate, plus what the report added."""
+        return {
+            "report": {"title": self.title, "project": self.project, "author": self.author, "created": self.created,
+                       "app_version": self.app_version, "engine_version": self.engine_version,
+                       "spec_data": self.spec_data, "lang": self.lang, "mode": self.mode,
+                       "chosen_plan": self.chosen, "currency": self.currency,
+                       "target_tokens_per_s": self.target_tokens_per_s},
+            "scenario": self.scenario,
+            "plans": [{"name": p.name, "options": p.options,
+                       **({"estimate": p.estimate} if p.ok else {"error": p.error}),
+                       "cost_by_price_usd": p.cost_by_price, "hourly_price_usd": p.hourly_usd,
+                       "instance": p.instance} for p in self.plans],
+            "scaling": self.scaling,
+            "calibration": self.calibration,
+            "assumptions": self.assumptions,
+            "sources": [vars(s) for s in self.sources],
+        }
+
+
+def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) -> "Report":
+    """Evaluate every plan of scenario ``sc`` against spec database ``db`` and collect what
+    the report shows. Plans that fail keep their error; nothing here raises for them."""
+    from planner_app import scenario as scenario_mod
+
+    if lang not in ("en", "zh_CN"):
+        raise InputError("lang", f"must be en or zh_CN, got {lang!r}")
+    scenario_mod.validate(sc)
+    meta = sc.get("meta") or {}
+    results = scenario_mod.evaluate(sc, db)
+    plans = []
+    for i, r in enumerate(results):
+        p = PlanResult(index=i, name=r["name"], options=r["options"], estimate=r.get("estimate"),
+                       error=r.get("error"))
+        if p.ok:
+            _add_prices(p, db)
+        plans.append(p)
+    workload = dict(sc["workload"])
+    mode = workload.get("mode", "training")
+    rep = Report(scenario=sc, lang=lang, title=meta.get("title") or "Untitled sizing",
+                 project=meta.get("project") or "", author=meta.get("author") or "", notes=meta.get("notes") or "",
+                 created=(today or _dt.date.today()).isoformat(), app_version=__version__,
+                 engine_version=ENGINE_VERSION, spec_data=_spec_data_version(db), mode=mode, workload=workload,
+                 plans=plans, chosen=int(sc.get("chosen_plan", 0) or 0), currency=sc.get("currency") or "USD",
+                 target_tokens_per_s=workload.get("target_tokens_per_s"))
+    if mode == "training" and rep.chosen_plan.ok:
+        rep.scaling = _scaling(rep.chosen_plan, db)
+    if sc.get("calibration"):
+        rep.calibration = _calibration(sc["calibration"], db)
+    rep.assumptions = _assumptions(plans)
+    rep.sources = _sources(plans, db)
+    return rep
+
+
+# ---- prices -------------------------------------------------------------------------------
+def _add_prices(p: PlanResult, db) -> None:
+    """Cost at every price of the plan's instance. Training: the estimate's ``usd_by_price``
+    as it is. Inference: the estimate gives the on-demand cost per million tokens; the other
+    prices scale it by their hourly price (same tokens/s, so cost is proportional to price)."""
+    est = p.estimate
+    inst_id = p.options.get("instance")
+    if inst_id:
+        try:
+            inst = db.instance(inst_id)
+        except (InputError, SpecDataError):
+            inst = None
+        if inst is not None:
+            cny = p.options.get("cny_per_usd") or 7.10
+            p.hourly_usd = hourly_prices_usd(inst.prices, cny)
+            p.instance = {"provider": inst.provider, "region": inst.region, "id": inst.instance_id,
+                          "gpus_per_instance": inst.gpu_count, "source": inst.source, "retrieved": inst.retrieved,
+                          "price_date": inst.prices.date, "currency": inst.prices.currency}
+    cost = est.get("cost") or {}
+    if est["mode"] == "training":
+        p.cost_by_price = {k: (cost.get("usd_by_price") or {}).get(k) for k in PRICE_KINDS}
+    else:
+        per_m = cost.get("usd_per_million_tokens")
+        per_h = cost.get("usd_per_hour")
+        out = {k: None for k in PRICE_KINDS}
+        if per_m is not None:
+            out["on_demand"] = per_m
+            if per_h:
+                for k in PRICE_KINDS[1:]:
+                    h = p.hourly_usd.get(k)
+                    out[k] = None if h is None else per_m * h / per_h
+        p.cost_by_price = out
+
+
+# ---- spec data version -----------------------------------------------------------------------
+def _spec_data_version(db) -> dict:
+    out = {"retrieved_latest": "", "retrieved_earliest": "", "rows": {}, "user_rows": 0}
+    dates = []
+    for kind in ("gpus", "instances", "fabrics", "models"):
+        df = db.tables.get(kind) if hasattr(db, "tables") else None
+        if df is None:
+            continue
+        out["rows"][kind] = int(len(df))
+        if "retrieved" in df:
+            dates += [str(d) for d in df["retrieved"] if isinstance(d, str) and d]
+        if "origin" in df:
+            out["user_rows"] += int((df["origin"] != "shipped").sum())
+    if dates:
+        out["retrieved_latest"], out["retrieved_earliest"] = max(dates), min(dates)
+    return out
+
+
+# ---- scaling ------------------------------------------------------------------------------
+def _request(opts: dict, db):
+    from planner_app.cli_estimate import OPTION_DEFAULTS, build_request
+
+    return build_request(SimpleNamespace(**{**OPTION_DEFAULTS, **opts}), db)
+
+
+def _scaling(p: PlanResult, db) -> dict:
+    """Strong-scaling curve of the chosen plan: its layout with the data-parallel degree grown
+    over node counts (powers of two up to at least twice the plan's nodes)."""
+    from planner_app.core.scaling import scaling_curve
+    from planner_app.core.setup import TrainingSetup
+    from planner_app.resolve import resolve_plan
+
+    est = p.estimate
+    par, s = est["parallel"], est["setup"]
+    try:
+        model, hw, per_node, _, _ = _request(p.options, db)
+        per_node = int(par.get("gpus_per_node") or per_node)
+        setup = TrainingSetup(micro_batch=s["micro_batch"], seq_len=s["seq_len"], global_batch=s["global_batch"] or 0,
+                              recipe=s["recipe"], optimizer=s["optimizer"], attention=s["attention"],
+                              recompute=s["recompute"], framework=s["framework"], offload=s.get("offload", "none"))
+        plan = resolve_plan(tp=par["tp"], pp=par["pp"], dp=1, cp=par["cp"], ep=par["ep"], zero=par["zero"],
+                            sequence_parallel=par["sequence_parallel"], pp_schedule=par["pp_schedule"],
+                            vp=par["vp"], gpus_per_node=per_node)
+        plan_nodes = max(1, -(-int(par["gpus"]) // per_node))
+        top = max(8, 2 * plan_nodes)
+        nodes = sorted({2 ** i for i in range(0, top.bit_length() + 1) if 2 ** i <= top} | {plan_nodes})
+        pts = scaling_curve(model, hw, setup, plan, nodes)
+    except (InputError, SpecDataError, ValueError) as e:
+        return {"error": str(e)}
+    if not pts:
+        return {"error": "no node count holds a whole tp x pp x cp x ep group"}
+    return {"gpus_per_node": per_node, "plan_nodes": plan_nodes, "plan_gpus": int(par["gpus"]),
+            "fabric": hw.inter.name if hw.inter else "", "points": [vars(x) for x in pts]}
+
+
+# ---- calibration --------------------------------------------------------------------------
+def _calibration(name: str, db) -> dict:
+    try:
+        from planner_app.probe.calibration import load_profile
+
+        prof = load_profile(name, specdb=db)
+    except (InputError, SpecDataError) as e:
+        return {"name": name, "error": getattr(e, "message", None) or str(e)}
+    except Exception as e:  # the user database may be unreadable: the report still renders
+        return {"name": name, "error": f"{type(e).__name__}: {e}"}
+    eff = prof.efficiency
+    return {"name": prof.name, "device": prof.device, "gpu_id": prof.gpu_id, "created": prof.created,
+            "summary": prof.summary(),
+            "gemm_max": getattr(eff, "gemm_max", None), "gemm_overhead_s": getattr(eff, "gemm_overhead_s", None),
+            "bw_elementwise": getattr(eff, "bw_elementwise", None),
+            "intra_busbw_gb_s": prof.intra_busbw_gb_s, "inter_busbw_gb_s": prof.inter_busbw_gb_s}
+
+
+# ---- assumptions and sources -------------------------------------------------------------
+def _assumptions(plans: list[PlanResult]) -> list[str]:
+    seen, out = set(), []
+    for p in plans:
+        for a in (p.estimate or {}).get("assumptions", []):
+            if a not in seen:
+                seen.add(a)
+                out.append(a)
+    return out
+
+
+def _sources(plans: list[PlanResult], db) -> list[Source]:
+    out: dict = {}
+    for p in plans:
+        if not p.ok:
+            continue
+        g = p.estimate["gpu"]
+        out.setdefault(("gpu", g["id"]), Source("gpu", g["name"], g.get("source", ""), g.get("retrieved", "")))
+        if p.instance:
+            i = p.instance
+            out.setdefault(("instance", i["provider"], i["id"]),
+                           Source("instance", f"{i['provider']} {i['id']} ({i['region']})", i["source"],
+                                  i["retrieved"], i["price_date"]))
+        try:
+            model, hw, _, _, _ = _request(p.options, db)
+        except (InputError, SpecDataError):
+            continue
+        for fab in (hw.intra, hw.inter):
+            if fab is not None:
+                out.setdefault(("fabric", fab.id), Source("fabric", fab.name, fab.source, fab.retrieved))
+        mid = p.estimate["model"]["name"]
+        df = db.models
+        rows = df[df.id == mid]
+        if len(rows):
+            r = rows.iloc[0]
+            out.setdefault(("model", mid), Source("model", r["name"], r["source_url"], r["retrieved"]))
+        elif getattr(model, "source", ""):
+            out.setdefault(("model", mid), Source("model", mid, model.source, ""))
+    order = {"model": 0, "gpu": 1, "instance": 2, "fabric": 3}
+    return sorted(out.values(), key=lambda s: (order[s.kind], s.name))

@@ -1,0 +1,48 @@
+"""Regenerate the sample reports in ``docs/reports/``: a PDF per example scenario (and a
+zh_CN one), with PNG renders of their pages (``pdftoppm -r 60``) for a quick look.
+
+    python -m planner_app.report.samples [OUT_DIR]
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+ZH_SAMPLE = "llama-70b-pretraining-three-clouds"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    from planner_app import scenario
+    from planner_app.report import build_report, write_report
+    from planner_app.report.pdf import ensure_app
+    from planner_app.specdb.catalog import shipped_db
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = argv[0] if argv else os.path.join(root, "docs", "reports")
+    png = os.path.join(out, "png")
+    os.makedirs(png, exist_ok=True)
+    ensure_app()
+    db = shipped_db()
+    jobs = [(os.path.splitext(os.path.basename(p))[0], p, "en") for p in scenario.examples()]
+    jobs.append((f"{ZH_SAMPLE}.zh_CN", os.path.join(scenario.example_dir(), f"{ZH_SAMPLE}.json"), "zh_CN"))
+    for name, path, lang in jobs:
+        sc = scenario.load(path)
+        if lang == "zh_CN":
+            sc["meta"]["title"] = "七百亿参数模型预训练：AWS、Azure 与 GCP 对比"
+            sc["meta"]["project"] = "2027 基础模型"
+        pdf = os.path.join(out, f"{name}.pdf")
+        write_report(build_report(sc, db, lang=lang), pdf, "pdf", "A4")
+        for old in glob.glob(os.path.join(png, f"{name}-*.png")):
+            os.remove(old)
+        if shutil.which("pdftoppm"):
+            subprocess.run(["pdftoppm", "-r", "60", "-png", pdf, os.path.join(png, name)], check=True)
+        print(pdf)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Report strings and number formats.
+
+Every fixed string goes through ``planner_app.i18n.tr("Report", ...)``; for zh_CN, when
+the Qt translator has no entry (no compiled ``.qm``, or an older one) the string comes
+from ``zh_cn.STRINGS``. English reports never consult the translator, so a GUI running
+in Chinese can still write an English report. Numbers are formatted the same in both
+languages (the format the tests read back).
+"""
+from __future__ import annotations
+
+from planner_app import units
+
+CONTEXT = "Report"
+
+
+class Strings:
+    """``s("text")`` translates a fixed report string into the report's language."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self._cache: dict = {}
+
+    def __call__(self, text: str) -> str:
+        if self.lang == "en":
+            return text
+        hit = self._cache.get(text)
+        if hit is None:
+            from planner_app.i18n import tr
+            from planner_app.report.zh_cn import STRINGS
+
+            hit = tr(CONTEXT, text)
+            if hit == text:
+                hit = STRINGS.get(text, text)
+            self._cache[text] = hit
+        return hit
+
+    def f(self, text: str, **kw) -> str:
+        """A translated template with ``{name}`` fields filled in."""
+        return self(text).format(**kw)
+
+
+# ---- numbers (one format per kind of number; the tests format estimates the same way) ----
+def usd(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"${v:,.0f}"
+    return f"${v:,.2f}"
+
+
+def usd_per_m(v: float | None) -> str:
+    return "-" if v is None else f"${v:,.3f}"
+
+
+def days(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.1f}"
+
+
+def count(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def rate(v: float | None) -> str:
+    """tokens/s"""
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
+
+
+def seconds(v: float | None) -> str:
+    return units.fmt_seconds(v)
+
+
+def gb(v: float | None) -> str:
+    return units.fmt_bytes(v, binary=False)
+
+
+def tokens(v: float | None) -> str:
+    """A token budget: 1e12 -> 1.00T, 2e9 -> 2.00B."""
+    if v is None:
+        return "-"
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(v) >= div:
+            return f"{v / div:.2f}{suffix}"
+    return f"{v:,.0f}"
+
+
+def params(v: float | None) -> str:
+    return "-" if v is None else f"{v / 1e9:.2f}B"

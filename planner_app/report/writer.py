@@ -1,0 +1,88 @@
+"""Write a report in one of the formats, atomically: the output goes to a temporary file
+in the target's folder and is renamed over the target only when complete, so a failure
+leaves neither a partial file nor a damaged older report."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from planner_app.core.errors import InputError
+
+FORMATS = ("pdf", "html", "json", "csv")
+PAPERS = ("A4", "Letter")
+
+
+def format_for(path: str, fmt: str | None = None) -> str:
+    """The format named, or the one the file suffix implies (PDF when it implies none)."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise InputError("format", f"must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        return fmt
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    return {"htm": "html"}.get(ext, ext) if ext in FORMATS + ("htm",) else "pdf"
+
+
+def _temp_in(directory: str, suffix: str) -> str:
+    if not os.path.isdir(directory):
+        raise InputError("output", f"folder {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=suffix, dir=directory)
+    except OSError as e:
+        raise InputError("output", f"cannot write in {directory}: {e.strerror or e}") from None
+    os.close(fd)
+    return tmp
+
+
+def write_report(report, path: str, fmt: str | None = None, paper: str = "A4", progress=None) -> str:
+    """Write ``report`` to ``path``; ``progress(fraction, text)`` is called along the way.
+    Returns the format written. Raises InputError("output", ...) when the file cannot be
+    written (nothing is left behind)."""
+    from planner_app.report.text import Strings
+
+    fmt = format_for(path, fmt)
+    if paper not in PAPERS:
+        raise InputError("paper", f"must be A4 or Letter, got {paper!r}")
+    s = Strings(report.lang)
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        raise InputError("output", f"{path} is a folder; give a file name")
+    tmp = _temp_in(os.path.dirname(path), "." + fmt)
+    try:
+        if progress:
+            progress(0.05, s("Writing the report"))
+        if fmt == "pdf":
+            from planner_app.report.pdf import ReportError, write_pdf
+
+            try:
+                write_pdf(report, tmp, paper, progress)
+            except ReportError as e:
+                raise InputError("output", str(e)) from None
+            if os.path.getsize(tmp) == 0:
+                raise InputError("output", f"the PDF could not be written to {os.path.dirname(path)}")
+        else:
+            if fmt == "html":
+                from planner_app.report.html import render
+                data = render(report, target="html")
+            elif fmt == "json":
+                from planner_app.report.exports import to_json
+                data = to_json(report)
+            else:
+                from planner_app.report.exports import to_csv
+                data = to_csv(report)
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            raise InputError("output", f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if progress:
+        progress(1.0, s("Done"))
+    return fmt
