@@ -1,7 +1,33 @@
 """Translation: Qt's translator with the compiled catalogues in ``resources/i18n``
-(``planner_<lang>.qm``, made from the ``.ts`` files by pyside6-lrelease). Widgets use
-``self.tr("...")``; code outside a QObject (reports, models of tables) uses
-``tr("Context", "...")``. Languages: English (the source strings) and zh_CN."""
+(``planner_<lang>.qm``, made from ``planner_<lang>.ts`` by ``tools/update_translations.py``:
+pyside6-lupdate, a glossary fill, pyside6-lrelease). Languages: English (the source
+strings) and zh_CN.
+
+How to write a string so that pyside6-lupdate (Qt 6.12's Python parser) extracts it into
+the context it is looked up in at run time. Only string literals are extracted (no
+f-strings, no variables); ``.format(...)`` or ``.replace("%1", ...)`` after the call is fine.
+
+- In a QObject subclass: ``self.tr("Save")``. lupdate files it under the class name, and
+  PySide looks it up under the class of ``self``. A string defined in a base class and
+  run from a subclass is therefore *not* found: there, use the form below.
+- Everywhere else (reports, table models, helpers, base classes)::
+
+      from planner_app.i18n import tr as translate
+      translate("ReportPage", "Assumptions")
+
+  lupdate reads every call *named* ``translate`` (also ``QCoreApplication.translate``)
+  as ``translate(context, text, disambiguation, n)``.
+- Do not call this module's ``tr`` under the name ``tr`` with a context:
+  lupdate reads any call named ``tr`` as ``tr(text, disambiguation, n)``, so
+  ``tr("Report", "Assumptions")`` is extracted as the text "Report" and
+  ``i18n.tr("Report", ...)`` lands in a context named "i18n"; neither is ever translated.
+- A helper such as ``def tr(text): return QCoreApplication.translate("Fields", text)``
+  does not work either: lupdate files its calls under the empty context "" while the
+  lookup uses "Fields". Put the context in each call (``translate("Fields", "...")``).
+
+``tools/update_translations.py`` warns about the wrong forms, and tests/i18n checks that
+every extracted string has a finished zh_CN translation and that no string lands in the
+empty context."""
 from __future__ import annotations
 
 import os
