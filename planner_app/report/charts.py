@@ -208,7 +208,8 @@ def scaling_chart(report, s, width: float = 660.0) -> Chart | None:
         (s("Efficiency"), [p["efficiency"] * 100 for p in pts], [p["no_overlap_efficiency"] * 100 for p in pts],
          s("no-overlap reference"), 100.0),
     ]
-    _legend(ch, [(s("engine model"), ACCENT, "line"), (s("reference"), MUTED, "dash"),
+    _legend(ch, [(s("engine model"), ACCENT, "line"),
+                 (s("reference: ideal linear (left), nothing overlapped (right)"), MUTED, "dash"),
                  (s("this plan"), BAD, "dash")], 56, 12, width)
     for j, (title, ys, ref, _, fixed_top) in enumerate(specs):
         left = j * (panel_w + 30)

@@ -14,6 +14,7 @@ from planner_app.report.text import Strings
 
 ACCENT = charts.ACCENT
 ZWSP = "\u200b"
+PAGE_BREAK = "<!--page-break-->"
 
 WORKLOAD_LABELS = (  # (key, label, formatter)
     ("model", "Model", str), ("mode", "Mode", str), ("tokens", "Training tokens", fmt.tokens),
@@ -41,7 +42,11 @@ class _Doc:
     def e(self, text) -> str:
         return escape(str(text))
 
-    def h2(self, text: str):
+    def h2(self, text: str, new_page: bool = False):
+        if new_page and self.parts:
+            # pdf.py starts a new page here (one QTextDocument per run of pages: Qt's own
+            # page-break-before loses the blocks after a second break)
+            self.parts.append(PAGE_BREAK)
         self.parts.append(f'<h2>{self.e(self.s(text))}</h2>')
 
     def p(self, html: str, cls: str = ""):
@@ -229,7 +234,7 @@ class _Doc:
 
     def memory(self):
         r, s = self.r, self.s
-        self.h2("Memory per GPU")
+        self.h2("Memory per GPU", new_page=self.target == "pdf")
         self.parts.append(self.chart_html(charts.memory_chart(r, s)))
         rows = []
         for p in r.plans:
@@ -303,7 +308,7 @@ class _Doc:
         r, s = self.r, self.s
         if r.mode != "training" or r.scaling is None:
             return
-        self.h2("Scaling of the recommended plan")
+        self.h2("Scaling of the recommended plan", new_page=self.target == "pdf")
         if "error" in r.scaling:
             self.p(self.e(s("The scaling curve could not be computed:")) + " " + self.e(r.scaling["error"]))
             return
@@ -398,7 +403,13 @@ a { color: #1F4E79; word-break: break-all; }
 
 
 def render(report, target: str = "html", chart_html=None) -> str:
-    """The report as an HTML string for ``target`` ``"html"`` (browser) or ``"pdf"``."""
+    """The report as an HTML string for ``target`` ``"html"`` (browser) or ``"pdf"``; the
+    PDF target marks forced page breaks with ``PAGE_BREAK``."""
+    return "".join(render_parts(report, target, chart_html))
+
+
+def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
+    """Like ``render`` but split at the forced page breaks: a list of whole HTML documents."""
     if chart_html is None:
         chart_html = lambda ch: to_svg(ch) if ch is not None else ""  # noqa: E731
     d = _Doc(report, target, chart_html)
@@ -414,6 +425,8 @@ def render(report, target: str = "html", chart_html=None) -> str:
     d.notes()
     css = WEB_CSS if target == "html" else CSS
     lang = "zh-CN" if report.lang == "zh_CN" else "en"
-    return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"/>'
-            f"<title>{escape(report.title)}</title><style>{css}</style></head><body>"
-            + "\n".join(d.parts) + "</body></html>\n")
+    head = (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"/>'
+            f"<title>{escape(report.title)}</title><style>{css}</style></head><body>")
+    body = "\n".join(d.parts)
+    chunks = body.split(PAGE_BREAK) if target == "pdf" else [body]
+    return [head + c + "</body></html>\n" for c in chunks]

@@ -227,7 +227,8 @@ def _scaling(p: PlanResult, db) -> dict:
     par, s = est["parallel"], est["setup"]
     try:
         model, hw, per_node, _, _ = _request(p.options, db)
-        per_node = int(par.get("gpus_per_node") or per_node)
+        # a plan smaller than a node scales in groups of its own size
+        per_node = min(int(par.get("gpus_per_node") or per_node), int(par["gpus"]))
         setup = TrainingSetup(micro_batch=s["micro_batch"], seq_len=s["seq_len"], global_batch=s["global_batch"] or 0,
                               recipe=s["recipe"], optimizer=s["optimizer"], attention=s["attention"],
                               recompute=s["recompute"], framework=s["framework"], offload=s.get("offload", "none"))

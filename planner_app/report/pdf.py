@@ -13,7 +13,7 @@ from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontData
                            QTextDocument, QTextFormat)
 
 from planner_app.report import charts as C
-from planner_app.report.html import render
+from planner_app.report.html import render_parts
 from planner_app.report.text import Strings
 
 DPI = 96  # layout units: CSS pixels; fonts in points scale with it
@@ -123,7 +123,8 @@ def paint_chart(p: QPainter, ch: C.Chart, family: str) -> None:
             p.drawText(QPointF(x, it.y), it.text)
 
 
-def _build_document(report, family: str, width_px: float, height_px: float):
+def _build_documents(report, family: str, width_px: float, height_px: float) -> list:
+    """One QTextDocument per run of pages (the report's forced page breaks split them)."""
     charts_by_name = {}
 
     def chart_html(ch):
@@ -133,26 +134,29 @@ def _build_document(report, family: str, width_px: float, height_px: float):
         charts_by_name[ch.name] = ch
         return f"<p>@@CHART:{ch.name}@@</p>"
 
-    html = render(report, target="pdf", chart_html=chart_html)
-    doc = QTextDocument()
-    doc.setDocumentMargin(0)
-    font = QFont(family)
-    font.setPointSizeF(9.5)
-    doc.setDefaultFont(font)
-    doc.setPageSize(QSizeF(width_px, height_px))
+    parts = render_parts(report, target="pdf", chart_html=chart_html)
     handler = _ChartObject(charts_by_name, family)
-    doc.documentLayout().registerHandler(CHART_OBJECT, handler)
-    doc.setHtml(html)
-    for name in charts_by_name:
-        cur = doc.find(f"@@CHART:{name}@@")
-        if cur.isNull():
-            continue
-        f = QTextCharFormat()
-        f.setObjectType(CHART_OBJECT)
-        f.setProperty(CHART_PROP, name)
-        cur.insertText("\ufffc", f)
-    doc._chart_handler = handler  # keep the handler alive as long as the document
-    return doc
+    docs = []
+    for html in parts:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        font = QFont(family)
+        font.setPointSizeF(9.5)
+        doc.setDefaultFont(font)
+        doc.documentLayout().registerHandler(CHART_OBJECT, handler)
+        doc.setHtml(html)
+        for name in charts_by_name:
+            cur = doc.find(f"@@CHART:{name}@@")
+            if cur.isNull():
+                continue
+            f = QTextCharFormat()
+            f.setObjectType(CHART_OBJECT)
+            f.setProperty(CHART_PROP, name)
+            cur.insertText("\ufffc", f)
+        doc.setPageSize(QSizeF(width_px, height_px))  # lay out once, after the edits
+        doc._chart_handler = handler  # keep the handler alive as long as the document
+        docs.append(doc)
+    return docs
 
 
 def write_pdf(report, path: str, paper: str = "A4", progress=None) -> int:
@@ -171,18 +175,18 @@ def write_pdf(report, path: str, paper: str = "A4", progress=None) -> int:
     body_h = area.height() - HEADER_PX - FOOTER_PX
     if progress:
         progress(0.35, s("Laying out the report"))
-    doc = _build_document(report, family, area.width(), body_h)
-    pages = max(1, doc.pageCount())
+    docs = _build_documents(report, family, area.width(), body_h)
+    pages = [(doc, i) for doc in docs for i in range(max(1, doc.pageCount()))]
     painter = QPainter()
     if not painter.begin(writer):
         raise ReportError(f"cannot write {path}")
     try:
         small = QFont(family)
         small.setPointSizeF(7.5)
-        for i in range(pages):
-            if i:
+        for n, (doc, i) in enumerate(pages):
+            if n:
                 writer.newPage()
-            _header_footer(painter, report, s, small, area.width(), area.height(), i + 1, pages)
+            _header_footer(painter, report, s, small, area.width(), area.height(), n + 1, len(pages))
             painter.save()
             painter.translate(0, HEADER_PX - i * body_h)
             clip = QRectF(0, i * body_h, area.width(), body_h)
@@ -192,10 +196,10 @@ def write_pdf(report, path: str, paper: str = "A4", progress=None) -> int:
             doc.documentLayout().draw(painter, ctx)
             painter.restore()
             if progress:
-                progress(0.4 + 0.55 * (i + 1) / pages, s.f("Page {i} of {n}", i=i + 1, n=pages))
+                progress(0.4 + 0.55 * (n + 1) / len(pages), s.f("Page {i} of {n}", i=n + 1, n=len(pages)))
     finally:
         painter.end()
-    return pages
+    return len(pages)
 
 
 def _header_footer(p: QPainter, report, s, font, w, h, page, pages):

@@ -144,7 +144,7 @@ STRINGS = {
     "ideal (linear)": "理想（线性）",
     "no-overlap reference": "无重叠参考",
     "engine model": "引擎模型",
-    "reference": "参考",
+    "reference: ideal linear (left), nothing overlapped (right)": "参考：理想线性（左），完全无重叠（右）",
     "this plan": "本方案",
     "nodes ({n} GPUs each, log scale)": "节点数（每节点 {n} 个 GPU，对数坐标）",
     "Nodes": "节点数",
