@@ -5,41 +5,41 @@
     <name></name>
     <message>
         <source>whole number from {lo} to {hi}</source>
-        <translation type="unfinished"></translation>
+        <translation>{lo} 到 {hi} 之间的整数</translation>
     </message>
     <message>
         <source>; {lo} means {special}</source>
-        <translation type="unfinished"></translation>
+        <translation>；{lo} 表示{special}</translation>
     </message>
     <message>
         <source>{name}: a number greater than {lo}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}：大于 {lo} 的数</translation>
     </message>
     <message>
         <source>{name}: a number from {lo} to {hi}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}：{lo} 到 {hi} 之间的数</translation>
     </message>
     <message>
         <source> (or empty)</source>
-        <translation type="unfinished"></translation>
+        <translation>（可留空）</translation>
     </message>
     <message>
         <source>, e.g. 1e12 or 2,500</source>
-        <translation type="unfinished"></translation>
+        <translation>，例如 1e12 或 2,500</translation>
     </message>
 </context>
 <context>
     <name>AddInstancesDialog</name>
     <message>
         <source>Add machines to compare</source>
-        <translation type="unfinished"></translation>
+        <translation>添加要对比的机器</translation>
     </message>
 </context>
 <context>
     <name>Compare</name>
     <message>
         <source>GPU / instance</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU / 实例</translation>
     </message>
     <message>
         <source>GPUs</source>
@@ -83,30 +83,30 @@
     </message>
     <message>
         <source>Cost on-demand</source>
-        <translation type="unfinished"></translation>
+        <translation>按需实例成本</translation>
     </message>
     <message>
         <source>Cost reserved 1 yr</source>
-        <translation type="unfinished"></translation>
+        <translation>预留实例（1 年）成本</translation>
     </message>
     <message>
         <source>Cost spot</source>
-        <translation type="unfinished"></translation>
+        <translation>竞价实例成本</translation>
     </message>
     <message>
         <source>Cost per million tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>每百万 token 成本</translation>
     </message>
 </context>
 <context>
     <name>ComparePage</name>
     <message>
         <source>Add machines…</source>
-        <translation type="unfinished"></translation>
+        <translation>添加机器…</translation>
     </message>
     <message>
         <source>Metric</source>
-        <translation type="unfinished"></translation>
+        <translation>指标</translation>
     </message>
     <message>
         <source>Memory per GPU</source>
@@ -122,7 +122,7 @@
     </message>
     <message>
         <source>{n} plans; bold = best among the plans that fit</source>
-        <translation type="unfinished"></translation>
+        <translation>{n} 个方案；粗体为可容纳方案中的最优值</translation>
     </message>
     <message>
         <source>Time to train (days)</source>
@@ -134,15 +134,204 @@
     </message>
     <message>
         <source>Cost on-demand (USD)</source>
-        <translation type="unfinished"></translation>
+        <translation>按需实例成本（美元）</translation>
     </message>
     <message>
         <source>Decode tokens/s</source>
-        <translation type="unfinished"></translation>
+        <translation>解码 tokens/s</translation>
     </message>
     <message>
         <source>USD per million tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>每百万 token 美元</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>Workload</source>
+        <translation>工作负载</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>Scaling</source>
+        <translation>扩展性</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Probe</source>
+        <translation>探测</translation>
+    </message>
+    <message>
+        <source>Specs</source>
+        <translation>规格库</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Estimate updated</source>
+        <translation>估算已更新</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新建(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Example</source>
+        <translation>打开示例(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Export Report…</source>
+        <translation>导出报告(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;Table as CSV…</source>
+        <translation>将表格导出为 CSV(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;Chart…</source>
+        <translation>导出图表(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Se&amp;ttings…</source>
+        <translation>设置(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Meeting Mode</source>
+        <translation>会议模式(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About</source>
+        <translation>关于(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>The scenario has unsaved changes. Save them first?</source>
+        <translation>场景有未保存的更改。是否先保存？</translation>
+    </message>
+    <message>
+        <source>Open scenario</source>
+        <translation>打开场景</translation>
+    </message>
+    <message>
+        <source>Open example</source>
+        <translation>打开示例</translation>
+    </message>
+    <message>
+        <source>Cannot open</source>
+        <translation>无法打开</translation>
+    </message>
+    <message>
+        <source>Save scenario</source>
+        <translation>保存场景</translation>
+    </message>
+    <message>
+        <source>Cannot save</source>
+        <translation>无法保存</translation>
+    </message>
+    <message>
+        <source>Saved {path}</source>
+        <translation>已保存 {path}</translation>
+    </message>
+    <message>
+        <source>Cannot add the plan</source>
+        <translation>无法添加该方案</translation>
+    </message>
+    <message>
+        <source>Export report</source>
+        <translation>导出报告</translation>
+    </message>
+    <message>
+        <source>Writing the report…</source>
+        <translation>正在生成报告…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Report written: {path}</source>
+        <translation>报告已写入：{path}</translation>
+    </message>
+    <message>
+        <source>Report not written</source>
+        <translation>报告未写入</translation>
+    </message>
+    <message>
+        <source>This page has no table</source>
+        <translation>此页面没有表格</translation>
+    </message>
+    <message>
+        <source>Export table</source>
+        <translation>导出表格</translation>
+    </message>
+    <message>
+        <source>This page has no chart</source>
+        <translation>此页面没有图表</translation>
+    </message>
+    <message>
+        <source>Export chart</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>About</source>
+        <translation>关于</translation>
+    </message>
+    <message>
+        <source>GPU Capacity Planner {v}
+Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes local GPUs.</source>
+        <translation>GPU 容量规划器 {v}
+估算 GPU 集群与云 GPU 服务器的显存、时间、成本与扩展性；探测本机 GPU。</translation>
     </message>
 </context>
 <context>
@@ -157,7 +346,7 @@
     </message>
     <message>
         <source>Hardware and layout</source>
-        <translation type="unfinished"></translation>
+        <translation>硬件与并行布局</translation>
     </message>
     <message>
         <source>auto</source>
@@ -181,7 +370,7 @@
     </message>
     <message>
         <source>GPU or instance</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU 或实例</translation>
     </message>
     <message>
         <source>GPUs</source>
@@ -233,7 +422,7 @@
     </message>
     <message>
         <source>Largest micro-batch</source>
-        <translation type="unfinished"></translation>
+        <translation>最大微批大小</translation>
     </message>
     <message>
         <source>Step time</source>
@@ -265,63 +454,63 @@
     </message>
     <message>
         <source>Plan {n}</source>
-        <translation type="unfinished"></translation>
+        <translation>方案 {n}</translation>
     </message>
     <message>
         <source> (copy)</source>
-        <translation type="unfinished"></translation>
+        <translation> (副本)</translation>
     </message>
     <message>
         <source>GPU or instance: choose one from the list</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU 或实例：请从列表中选择一项</translation>
     </message>
     <message>
         <source>No result: fix the input marked below</source>
-        <translation type="unfinished"></translation>
+        <translation>无结果：请修正下方标出的输入</translation>
     </message>
     <message>
         <source>FITS: {used} of {cap} per GPU ({head} free)</source>
-        <translation type="unfinished"></translation>
+        <translation>可容纳：每 GPU 使用 {used} / {cap}（剩余 {head}）</translation>
     </message>
     <message>
         <source>DOES NOT FIT: needs {used} per GPU, the GPU has {cap}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法容纳：每 GPU 需要 {used}，而 GPU 只有 {cap}</translation>
     </message>
     <message>
         <source>{d:.1f} days</source>
-        <translation type="unfinished"></translation>
+        <translation>{d:.1f} 天</translation>
     </message>
     <message>
         <source>set Tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>请设置 Token 数</translation>
     </message>
     <message>
         <source>this plan</source>
-        <translation type="unfinished"></translation>
+        <translation>此方案</translation>
     </message>
     <message>
         <source>prefill {t}</source>
-        <translation type="unfinished"></translation>
+        <translation>预填充 {t}</translation>
     </message>
     <message>
         <source>{v:,.1f} per user</source>
-        <translation type="unfinished"></translation>
+        <translation>每用户 {v:,.1f}</translation>
     </message>
     <message>
         <source>no price</source>
-        <translation type="unfinished"></translation>
+        <translation>无价格</translation>
     </message>
     <message>
         <source>Per-token decode time</source>
-        <translation type="unfinished"></translation>
+        <translation>每 token 解码耗时</translation>
     </message>
     <message>
         <source>per GPU</source>
-        <translation type="unfinished"></translation>
+        <translation>每 GPU</translation>
     </message>
     <message>
         <source>Advice: </source>
-        <translation type="unfinished"></translation>
+        <translation>建议：</translation>
     </message>
     <message>
         <source>on-demand</source>
@@ -329,7 +518,7 @@
     </message>
     <message>
         <source>1-yr</source>
-        <translation type="unfinished"></translation>
+        <translation>1 年期</translation>
     </message>
     <message>
         <source>spot</source>
@@ -368,7 +557,7 @@
     </message>
     <message>
         <source>Live telemetry</source>
-        <translation type="unfinished"></translation>
+        <translation>实时遥测</translation>
     </message>
     <message>
         <source>Utilization</source>
@@ -380,7 +569,7 @@
     </message>
     <message>
         <source>Microbenchmarks</source>
-        <translation type="unfinished"></translation>
+        <translation>微基准测试</translation>
     </message>
     <message>
         <source>auto</source>
@@ -388,7 +577,7 @@
     </message>
     <message>
         <source>CPU (numpy)</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU (numpy)</translation>
     </message>
     <message>
         <source>quick</source>
@@ -408,11 +597,11 @@
     </message>
     <message>
         <source>Measurement</source>
-        <translation type="unfinished"></translation>
+        <translation>测量项</translation>
     </message>
     <message>
         <source>Size</source>
-        <translation type="unfinished"></translation>
+        <translation>规模</translation>
     </message>
     <message>
         <source>Measured</source>
@@ -424,27 +613,27 @@
     </message>
     <message>
         <source>Calibration profiles</source>
-        <translation type="unfinished"></translation>
+        <translation>校准配置</translation>
     </message>
     <message>
         <source>profile name</source>
-        <translation type="unfinished"></translation>
+        <translation>配置名称</translation>
     </message>
     <message>
         <source>Save results as profile</source>
-        <translation type="unfinished"></translation>
+        <translation>将结果保存为校准配置</translation>
     </message>
     <message>
         <source>Use selected profile in this scenario</source>
-        <translation type="unfinished"></translation>
+        <translation>在此场景中使用所选校准配置</translation>
     </message>
     <message>
         <source>Validate: train the workload model for a few steps</source>
-        <translation type="unfinished"></translation>
+        <translation>验证：用工作负载中的模型训练几步</translation>
     </message>
     <message>
         <source>simulated devices (test)</source>
-        <translation type="unfinished"></translation>
+        <translation>模拟设备（测试）</translation>
     </message>
     <message>
         <source>none</source>
@@ -452,15 +641,15 @@
     </message>
     <message>
         <source>{n} GPU(s) via NVML</source>
-        <translation type="unfinished"></translation>
+        <translation>通过 NVML 检测到 {n} 个 GPU</translation>
     </message>
     <message>
         <source>Utilization (no NVIDIA GPU: telemetry off)</source>
-        <translation type="unfinished"></translation>
+        <translation>利用率（无 NVIDIA GPU：遥测已关闭）</translation>
     </message>
     <message>
         <source>Running…</source>
-        <translation type="unfinished"></translation>
+        <translation>运行中…</translation>
     </message>
     <message>
         <source>Cancelled</source>
@@ -468,39 +657,46 @@
     </message>
     <message>
         <source>Probe failed: {err}</source>
-        <translation type="unfinished"></translation>
+        <translation>探测失败：{err}</translation>
     </message>
     <message>
         <source>{dev} with {backend}: best GEMM {t:,.1f} TFLOP/s</source>
-        <translation type="unfinished"></translation>
+        <translation>{dev}（{backend}）：最佳 GEMM {t:,.1f} TFLOP/s</translation>
     </message>
     <message>
         <source>Profiles calibrate GPU estimates: run on a GPU from the spec database</source>
-        <translation type="unfinished"></translation>
+        <translation>校准配置用于修正 GPU 估算：请在规格库中已有的 GPU 上运行</translation>
     </message>
     <message>
         <source>user database unavailable: {err}</source>
-        <translation type="unfinished"></translation>
+        <translation>用户数据库不可用：{err}</translation>
     </message>
     <message>
         <source>Profile name: type a name first</source>
-        <translation type="unfinished"></translation>
+        <translation>配置名称：请先输入名称</translation>
     </message>
     <message>
         <source>Saved profile {name}</source>
-        <translation type="unfinished"></translation>
+        <translation>已保存校准配置 {name}</translation>
     </message>
     <message>
         <source>Select a profile first</source>
-        <translation type="unfinished"></translation>
+        <translation>请先选择一个校准配置</translation>
     </message>
     <message>
         <source>Validation runs preset models; choose a preset on the Workload page</source>
-        <translation type="unfinished"></translation>
+        <translation>验证只支持预设模型；请在“工作负载”页选择一个预设</translation>
     </message>
     <message>
         <source>Validation: peak memory {p}, step time {s} against the estimate</source>
-        <translation type="unfinished"></translation>
+        <translation>验证：峰值显存 {p}，单步耗时 {s}，已与估算对比</translation>
+    </message>
+</context>
+<context>
+    <name>RowDialog</name>
+    <message>
+        <source>Your {kind} row</source>
+        <translation>你的{kind}条目</translation>
     </message>
 </context>
 <context>
@@ -511,11 +707,11 @@
     </message>
     <message>
         <source>Node counts</source>
-        <translation type="unfinished"></translation>
+        <translation>节点数</translation>
     </message>
     <message>
         <source>Networks</source>
-        <translation type="unfinished"></translation>
+        <translation>网络</translation>
     </message>
     <message>
         <source>Network</source>
@@ -539,7 +735,7 @@
     </message>
     <message>
         <source>No-overlap reference</source>
-        <translation type="unfinished"></translation>
+        <translation>无重叠参考</translation>
     </message>
     <message>
         <source>Step time</source>
@@ -547,18 +743,18 @@
     </message>
     <message>
         <source>Node counts: whole numbers from 1 to 100000 separated by commas</source>
-        <translation type="unfinished"></translation>
+        <translation>节点数：1 到 100000 之间的整数，用逗号分隔</translation>
     </message>
     <message>
         <source>Tick at least one network</source>
-        <translation type="unfinished"></translation>
+        <translation>请至少勾选一种网络</translation>
     </message>
 </context>
 <context>
     <name>SearchPage</name>
     <message>
         <source>Machines to consider</source>
-        <translation type="unfinished"></translation>
+        <translation>候选机器</translation>
     </message>
     <message>
         <source>Deadline (days)</source>
@@ -566,7 +762,7 @@
     </message>
     <message>
         <source>optional</source>
-        <translation type="unfinished"></translation>
+        <translation>可选</translation>
     </message>
     <message>
         <source>Budget (USD)</source>
@@ -582,7 +778,7 @@
     </message>
     <message>
         <source>At most GPUs</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU 数量上限</translation>
     </message>
     <message>
         <source>Objective</source>
@@ -590,7 +786,7 @@
     </message>
     <message>
         <source>Plans to show</source>
-        <translation type="unfinished"></translation>
+        <translation>显示方案数</translation>
     </message>
     <message>
         <source>Search</source>
@@ -602,7 +798,7 @@
     </message>
     <message>
         <source>Machine</source>
-        <translation type="unfinished"></translation>
+        <translation>机器</translation>
     </message>
     <message>
         <source>GPUs</source>
@@ -610,7 +806,7 @@
     </message>
     <message>
         <source>tp×pp×cp×ep×dp</source>
-        <translation type="unfinished"></translation>
+        <translation>tp×pp×cp×ep×dp</translation>
     </message>
     <message>
         <source>Micro-batch</source>
@@ -630,15 +826,15 @@
     </message>
     <message>
         <source>Open in Plan</source>
-        <translation type="unfinished"></translation>
+        <translation>在方案页中打开</translation>
     </message>
     <message>
         <source>Tick at least one machine</source>
-        <translation type="unfinished"></translation>
+        <translation>请至少勾选一台机器</translation>
     </message>
     <message>
         <source>Searching…</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索中…</translation>
     </message>
     <message>
         <source>Cancelled</source>
@@ -646,7 +842,77 @@
     </message>
     <message>
         <source>{n:,} configurations scored in {s:.2f} s; {f:,} fit</source>
-        <translation type="unfinished"></translation>
+        <translation>{s:.2f} 秒内评估了 {n:,} 个配置；{f:,} 个可容纳</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Meeting-mode font scale</source>
+        <translation>会议模式字体缩放</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source>A new language applies the next time the app starts.</source>
+        <translation>新语言将在下次启动应用时生效。</translation>
+    </message>
+</context>
+<context>
+    <name>SpecsPage</name>
+    <message>
+        <source>Filter: type any part of a name, provider, GPU…</source>
+        <translation>筛选：输入名称、云服务商、GPU 等的任意部分…</translation>
+    </message>
+    <message>
+        <source>Add your own…</source>
+        <translation>添加自定义项…</translation>
+    </message>
+    <message>
+        <source>Copy and edit…</source>
+        <translation>复制并编辑…</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>Cloud instances</source>
+        <translation>云实例</translation>
+    </message>
+    <message>
+        <source>Interconnects</source>
+        <translation>网络互连</translation>
+    </message>
+    <message>
+        <source>{shown} of {total} rows</source>
+        <translation>显示 {shown} / {total} 行</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Select a row to see every value with its source.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;选择一行即可查看每个数值及其来源。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -657,7 +923,7 @@
     </message>
     <message>
         <source>Import config.json…</source>
-        <translation type="unfinished"></translation>
+        <translation>导入 config.json…</translation>
     </message>
     <message>
         <source>Preset</source>
@@ -681,11 +947,11 @@
     </message>
     <message>
         <source>Key/value heads</source>
-        <translation type="unfinished"></translation>
+        <translation>KV 头数</translation>
     </message>
     <message>
         <source>Feed-forward size</source>
-        <translation type="unfinished"></translation>
+        <translation>前馈层维度</translation>
     </message>
     <message>
         <source>Vocabulary</source>
@@ -693,7 +959,7 @@
     </message>
     <message>
         <source>Setup</source>
-        <translation type="unfinished"></translation>
+        <translation>训练设置</translation>
     </message>
     <message>
         <source>Training</source>
@@ -717,7 +983,7 @@
     </message>
     <message>
         <source>e.g. 1e12 (optional)</source>
-        <translation type="unfinished"></translation>
+        <translation>例如 1e12（可选）</translation>
     </message>
     <message>
         <source>Micro-batch</source>
@@ -757,15 +1023,15 @@
     </message>
     <message>
         <source>Target tokens/s</source>
-        <translation type="unfinished"></translation>
+        <translation>目标 tokens/s</translation>
     </message>
     <message>
         <source>optional</source>
-        <translation type="unfinished"></translation>
+        <translation>可选</translation>
     </message>
     <message>
         <source>Concurrent sequences</source>
-        <translation type="unfinished"></translation>
+        <translation>并发序列数</translation>
     </message>
     <message>
         <source>Prompt length</source>
@@ -785,23 +1051,38 @@
     </message>
     <message>
         <source>attention heads must be a multiple of key/value heads</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力头数必须是 KV 头数的整数倍</translation>
     </message>
     <message>
         <source>hidden size must be a multiple of attention heads</source>
-        <translation type="unfinished"></translation>
+        <translation>隐藏层维度必须是注意力头数的整数倍</translation>
     </message>
     <message>
         <source>cannot import {path}: {err}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法导入 {path}：{err}</translation>
     </message>
     <message>
         <source>Import a Hugging Face config.json</source>
-        <translation type="unfinished"></translation>
+        <translation>导入 Hugging Face config.json</translation>
     </message>
     <message>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
+    </message>
+</context>
+<context>
+    <name>win</name>
+    <message>
+        <source>Restore unsaved work?</source>
+        <translation>恢复未保存的工作？</translation>
+    </message>
+    <message>
+        <source>The last session ended without saving. Restore its scenario?</source>
+        <translation>上次会话未保存就结束了。是否恢复其场景？</translation>
+    </message>
+    <message>
+        <source>Welcome: an example scenario is open. Edit the Workload and Plan pages, or File ▸ Open Example for more.</source>
+        <translation>欢迎：已打开一个示例场景。可编辑“工作负载”和“方案”页，或通过“文件 ▸ 打开示例”查看更多示例。</translation>
     </message>
 </context>
 </TS>
