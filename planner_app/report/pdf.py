@@ -31,13 +31,16 @@ class ReportError(Exception):
     """The PDF could not be written (no GUI application possible, painter refused the file)."""
 
 
-def ensure_app() -> QGuiApplication:
-    """A QGuiApplication for fonts and painting (made here when the CLI has none)."""
+def ensure_app():
+    """The running Qt application, or a new QApplication (a widgets one, so a GUI or a
+    test session that later wants widgets can share it) for fonts and painting."""
     from PySide6.QtCore import QCoreApplication
 
     app = QCoreApplication.instance()
     if app is None:
-        return QGuiApplication([])
+        from PySide6.QtWidgets import QApplication
+
+        return QApplication([])
     if not isinstance(app, QGuiApplication):
         raise ReportError("a non-GUI QCoreApplication is running; PDF reports need a QGuiApplication")
     return app

@@ -1,0 +1,46 @@
+"""Shared helpers for the report tests: text out of a PDF (poppler's pdftotext when it is
+installed, pypdf otherwise), PDFs of the example scenarios made once per session."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+
+def pdf_text(path: str) -> str:
+    if shutil.which("pdftotext"):
+        out = subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, timeout=60, check=True)
+        text = out.stdout.decode("utf-8")
+    else:
+        from pypdf import PdfReader
+
+        text = "\n".join(p.extract_text() or "" for p in PdfReader(path).pages)
+    return text.replace("\u200b", "")
+
+
+def squash(text: str) -> str:
+    """Text without any whitespace: long cells wrap in the PDF."""
+    return "".join(text.split())
+
+
+@pytest.fixture(scope="session")
+def app():
+    from planner_app.report.pdf import ensure_app
+
+    return ensure_app()
+
+
+@pytest.fixture(scope="session")
+def example_pdfs(app, db, tmp_path_factory):
+    """{example path: (pdf path, report, text)} for every example scenario, A4, English."""
+    from planner_app import scenario
+    from planner_app.report import build_report, write_report
+
+    out = tmp_path_factory.mktemp("reports")
+    made = {}
+    for path in scenario.examples():
+        rep = build_report(scenario.load(path), db)
+        pdf = str(out / (os.path.basename(path)[:-5] + ".pdf"))
+        write_report(rep, pdf, "pdf", "A4")
+        made[path] = (pdf, rep, pdf_text(pdf))
+    return made
