@@ -71,7 +71,7 @@ step() {  # step NAME CHECK_PY_OR_EMPTY COMMAND...
     local name=$1 check=$2; shift 2
     local out=$SMOKE_DIR/$name.out t0 t1 rc
     t0=$(date +%s.%N)
-    (cd "$SMOKE_DIR" && timeout 300 "$@") >"$out" 2>&1
+    (cd "$SMOKE_DIR" && timeout 300 "$@") >"$out" 2>"$out.err"
     rc=$?
     t1=$(date +%s.%N)
     if [ $rc = 0 ] && [ -n "$check" ]; then
@@ -85,7 +85,8 @@ step() {  # step NAME CHECK_PY_OR_EMPTY COMMAND...
         results+=("FAIL  $name (exit $rc, ${secs} s)")
         failed=1
         echo "---- $name failed (exit $rc); last lines:"
-        tail -n 15 "$out" | sed 's/^/  | /'
+        tail -n 5 "$out" | sed 's/^/  | /'
+        tail -n 15 "$out.err" | sed 's/^/  | /'
         [ -f "$out.check" ] && sed 's/^/  | /' "$out.check"
     fi
 }
@@ -101,10 +102,14 @@ step version 'import sys; t = open(sys.argv[1]).read(); assert t.startswith("gpu
     "$BIN" --version
 step estimate "$JSON_CHECK" "$BIN" estimate --model llama-2-7b --gpu h100-sxm --json
 step gui-smoke "" env QT_QPA_PLATFORM=offscreen "$BIN" gui --smoke-test
+# The probe's worker subprocess is the bundle itself (see packaging/gpu_planner_entry.py).
+step probe-cpu 'import json, sys; d = json.load(open(sys.argv[1])); assert d["gemm"], d; print("best CPU GEMM %.0f GFLOP/s" % (1e3 * max(g["tflops"] for g in d["gemm"])))' \
+    "$BIN" probe --backend numpy --quick --json
 
 echo "== smoke tests"
 for r in "${results[@]}"; do echo "  $r"; done
 echo "  version: $(head -n 1 "$SMOKE_DIR/version.out")"
 echo "  estimate: $(cat "$SMOKE_DIR/estimate.out.check" 2>/dev/null | tail -n 1)"
+echo "  probe: $(cat "$SMOKE_DIR/probe-cpu.out.check" 2>/dev/null | tail -n 1)"
 rm -rf "$SMOKE_DIR"
 exit $failed
