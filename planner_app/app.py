@@ -1,0 +1,166 @@
+"""The desktop application: QApplication, theme, translation, the exception hook, the
+first-run and crash-restore prompts, the main window; and ``--smoke-test``."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+import traceback
+
+_START_S = time.perf_counter()
+log = logging.getLogger("planner_app")
+
+
+def _log_path() -> str:
+    from planner_app.paths import user_data_dir
+    d = os.path.join(user_data_dir(), "logs")
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, "gpu-planner.log")
+
+
+def install_exception_hook(app) -> None:
+    """Unexpected exceptions: one dialog (never two at once) and the log file; the app stays up."""
+    state = {"showing": False}
+    try:
+        logging.basicConfig(filename=_log_path(), level=logging.INFO,
+                            format="%(asctime)s %(levelname)s %(message)s")
+    except OSError:
+        pass
+
+    def hook(exc_type, exc, tb):
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        log.error("unexpected error\n%s", text)
+        print(text, file=sys.stderr)
+        if state["showing"] or os.environ.get("PLANNER_NO_ERROR_DIALOG"):
+            return
+        state["showing"] = True
+        try:
+            from PySide6.QtWidgets import QMessageBox
+            QMessageBox.critical(None, "GPU Capacity Planner",
+                                 f"Something went wrong: {exc}\n\nDetails were written to {_log_path()}.")
+        finally:
+            state["showing"] = False
+
+    sys.excepthook = hook
+
+
+def apply_theme(app, theme: str) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QPalette
+    app.setStyle("Fusion")
+    dark = theme == "dark"
+    if theme == "system":
+        try:
+            dark = app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+        except AttributeError:
+            dark = False
+    if not dark:
+        app.setPalette(app.style().standardPalette())
+        return
+    p = QPalette()
+    for role, color in ((QPalette.Window, "#2b2d31"), (QPalette.WindowText, "#e8e8e8"), (QPalette.Base, "#1f2023"),
+                        (QPalette.AlternateBase, "#2b2d31"), (QPalette.Text, "#e8e8e8"), (QPalette.Button, "#35373c"),
+                        (QPalette.ButtonText, "#e8e8e8"), (QPalette.Highlight, "#4e79a7"),
+                        (QPalette.HighlightedText, "#ffffff"), (QPalette.ToolTipBase, "#35373c"),
+                        (QPalette.ToolTipText, "#e8e8e8"), (QPalette.PlaceholderText, "#9a9a9a")):
+        p.setColor(role, QColor(color))
+    app.setPalette(p)
+
+
+def create_app(argv=None):
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    app.setApplicationName("GPU Capacity Planner")
+    app.setOrganizationName("gpu-capacity-planner")
+    return app
+
+
+def choose_language(settings) -> str:
+    lang = settings.get("language")
+    if lang == "system":
+        from PySide6.QtCore import QLocale
+        return "zh_CN" if QLocale.system().name().startswith("zh") else "en"
+    return lang
+
+
+def build_window(files=(), settings=None, userdb=None, sample_fn=None):
+    """The main window with the bundled spec database and a scenario loaded: the first file
+    given, or the example (the 70B plan across three clouds) on a first run."""
+    from planner_app.cli import _user_db_catalog
+    from planner_app.ui.main_window import MainWindow
+    from planner_app.ui.settings import Settings
+
+    settings = settings or Settings()
+    db = _user_db_catalog()
+    win = MainWindow(db, settings=settings, userdb=userdb, sample_fn=sample_fn)
+    if files:
+        win.open_path(files[0])
+    else:
+        from planner_app.paths import examples_dir
+        example = os.path.join(examples_dir(), "llama-70b-pretraining-three-clouds.json")
+        if os.path.exists(example):
+            win.doc.load_data(_load(example), path="", dirty=False)
+    return win
+
+
+def _load(path):
+    from planner_app import scenario
+    return scenario.load(path)
+
+
+def run(files=(), smoke_test: bool = False) -> int:
+    app = create_app()
+    from planner_app import i18n
+    from planner_app.ui.settings import Settings
+    settings = Settings()
+    install_exception_hook(app)
+    lang = choose_language(settings)
+    i18n.install(lang)
+    apply_theme(app, settings.get("theme"))
+    from planner_app.ui.document import pending_autosave
+    restore = None if smoke_test or files else pending_autosave()
+    win = build_window(files, settings)
+    if restore is not None:
+        from PySide6.QtWidgets import QMessageBox
+        r = QMessageBox.question(win, win.tr("Restore unsaved work?"),
+                                 win.tr("The last session ended without saving. Restore its scenario?"))
+        if r == QMessageBox.Yes:
+            win.doc.load_data(restore, path=restore.get("meta", {}).get("autosave_of", ""), dirty=True)
+    if smoke_test:
+        return smoke(app, win)
+    win.show()
+    if not settings.get("first_run_done"):
+        settings.set("first_run_done", True)
+        win.statusBar().showMessage(win.tr("Welcome: an example scenario is open. Edit the Workload and Plan pages, "
+                                           "or File ▸ Open Example for more."), 15000)
+    return app.exec()
+
+
+def smoke(app, win) -> int:
+    """Open the window, visit every page, wait for the plan's estimate, exit 0 (1 on error)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    win.resize(1440, 900)
+    win.show()
+    failures = []
+    first_paint_s = time.perf_counter() - _START_S
+    for i in range(win.stack.count()):
+        win.nav.setCurrentRow(i)
+        loop = QEventLoop()
+        QTimer.singleShot(150, loop.quit)
+        loop.exec()
+    win.nav.setCurrentRow(1)
+    deadline = time.perf_counter() + 20
+    while win.plan_page.last_estimate is None and time.perf_counter() < deadline:
+        app.processEvents(QEventLoop.AllEvents, 50)
+        if win.plan_page.error.text():
+            failures.append(win.plan_page.error.text())
+            break
+    if win.plan_page.last_estimate is None:
+        failures.append("no estimate on the Plan page within 20 s")
+    win.doc._set_dirty(False)
+    win.shutdown()
+    win.close()
+    print(f"smoke test: {win.stack.count()} pages visited, first paint {first_paint_s:.2f} s after start, "
+          + ("OK" if not failures else "FAILED: " + "; ".join(failures)))
+    return 0 if not failures else 1

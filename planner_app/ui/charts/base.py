@@ -1,0 +1,64 @@
+"""Chart base: a pyqtgraph PlotWidget with items created once (subclasses only call
+``setData``), and export to PNG (raster, 2x) or SVG (the scene rendered through
+QSvgGenerator: vector, and free of pyqtgraph 0.14's SVG exporter bug with closed paths)."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSize
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+           "#bab0ac"]
+
+
+class ChartBase(QWidget):
+    def __init__(self, title: str = "", parent=None):
+        super().__init__(parent)
+        self.plot_widget = pg.PlotWidget(background="w")
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.setTitle(title, color="#222", size="11pt")
+        self.plot.showGrid(x=False, y=True, alpha=0.25)
+        for ax in ("left", "bottom"):
+            self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
+            self.plot.getAxis(ax).setTextPen(pg.mkPen("#222"))
+        self.plot.setMenuEnabled(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plot_widget)
+        self.setMinimumHeight(220)
+
+    def set_title(self, title: str) -> None:
+        self.plot.setTitle(title, color="#222", size="11pt")
+
+    def export_png(self, path: str, scale: float = 2.0) -> None:
+        img = self.plot_widget.grab().toImage()
+        if scale != 1.0:
+            from PySide6.QtGui import QImage
+            w, h = self.plot_widget.width(), self.plot_widget.height()
+            img = QImage(int(w * scale), int(h * scale), QImage.Format_ARGB32)
+            img.fill(0xFFFFFFFF)
+            p = QPainter(img)
+            p.setRenderHint(QPainter.Antialiasing)
+            self.plot_widget.render(p, target=QRectF(0, 0, w * scale, h * scale))
+            p.end()
+        if not img.save(path, "PNG"):
+            raise OSError(f"cannot write {path}")
+
+    def export_svg(self, path: str) -> None:
+        from PySide6.QtSvg import QSvgGenerator
+        gen = QSvgGenerator()
+        gen.setFileName(path)
+        w, h = max(self.plot_widget.width(), 400), max(self.plot_widget.height(), 300)
+        gen.setSize(QSize(w, h))
+        gen.setViewBox(QRectF(0, 0, w, h))
+        p = QPainter(gen)
+        self.plot_widget.render(p)
+        p.end()
+
+    def export(self, path: str) -> None:
+        """PNG or SVG by the file's suffix."""
+        if path.lower().endswith(".svg"):
+            self.export_svg(path)
+        else:
+            self.export_png(path)

@@ -1,0 +1,119 @@
+"""Line and scatter charts: scaling efficiency against node count, the search's time/cost
+Pareto front, live telemetry, and the roofline with measured points."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from planner_app.ui.charts.base import PALETTE, ChartBase
+
+
+class ScalingChart(ChartBase):
+    """Efficiency (%) against nodes, one line per fabric, plus the 1/(1 + t_comm/t_compute)
+    no-overlap reference drawn dashed."""
+
+    def __init__(self, parent=None):
+        super().__init__("Scaling efficiency", parent)
+        self.plot.setLabel("left", "efficiency", units="%")
+        self.plot.setLabel("bottom", "nodes")
+        self.plot.setLogMode(x=True, y=False)
+        self.legend = self.plot.addLegend(offset=(-10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
+        self._curves: dict[str, pg.PlotDataItem] = {}
+
+    def set_curves(self, curves: dict[str, tuple[list, list]], reference: dict[str, tuple[list, list]] | None = None):
+        wanted = set(curves) | {f"{k} (no overlap)" for k in (reference or {})}
+        for key, item in self._curves.items():
+            item.setVisible(key in wanted)
+        for i, (name, (xs, ys)) in enumerate(curves.items()):
+            self._curve(name, PALETTE[i % len(PALETTE)], False).setData(np.asarray(xs, float), np.asarray(ys, float) * 100)
+        for i, (name, (xs, ys)) in enumerate((reference or {}).items()):
+            self._curve(f"{name} (no overlap)", PALETTE[i % len(PALETTE)], True).setData(
+                np.asarray(xs, float), np.asarray(ys, float) * 100)
+        self.plot.setYRange(0, 105, padding=0)
+
+    def _curve(self, name, color, dashed):
+        c = self._curves.get(name)
+        if c is None:
+            pen = pg.mkPen(color, width=2, style=pg.QtCore.Qt.DashLine if dashed else pg.QtCore.Qt.SolidLine)
+            c = self.plot.plot([], [], pen=pen, symbol=None if dashed else "o", symbolSize=6, symbolBrush=color,
+                               name=name)
+            self._curves[name] = c
+        c.setVisible(True)
+        return c
+
+
+class ParetoChart(ChartBase):
+    """Every ranked plan (grey) and the Pareto front (line) in days against cost."""
+
+    def __init__(self, parent=None):
+        super().__init__("Time against cost", parent)
+        self.plot.setLabel("bottom", "time to train (days)")
+        self.plot.setLabel("left", "cost (USD)")
+        self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
+        self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
+                                     symbolBrush=PALETTE[1])
+        self._chosen = pg.ScatterPlotItem(size=16, symbol="star", brush=pg.mkBrush("#e15759"), pen=pg.mkPen("#800"))
+        self.plot.addItem(self._all)
+        self.plot.addItem(self._chosen)
+
+    def set_points(self, days, costs, front_days, front_costs, chosen=None):
+        self._all.setData(x=np.asarray(days, float), y=np.asarray(costs, float))
+        order = np.argsort(front_days)
+        self._front.setData(np.asarray(front_days, float)[order], np.asarray(front_costs, float)[order])
+        self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
+        self.plot.enableAutoRange()
+
+
+class TelemetryChart(ChartBase):
+    """Rolling lines of one telemetry field per GPU."""
+
+    def __init__(self, title: str, unit: str, parent=None):
+        super().__init__(title, parent)
+        self.plot.setLabel("left", unit)
+        self.plot.setLabel("bottom", "seconds ago")
+        self._curves: dict[int, pg.PlotDataItem] = {}
+        self.setMinimumHeight(160)
+
+    def set_series(self, series: dict[int, tuple[list, list]]) -> None:
+        for idx, (t, y) in series.items():
+            c = self._curves.get(idx)
+            if c is None:
+                c = self.plot.plot([], [], pen=pg.mkPen(PALETTE[idx % len(PALETTE)], width=2), name=f"GPU {idx}")
+                self._curves[idx] = c
+            c.setData(np.asarray(t, float), np.asarray(y, float))
+
+
+class RooflineChart(ChartBase):
+    """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), log-log: the datasheet
+    roof min(peak, bw x intensity) (Williams et al., CACM 2009) and the measured points."""
+
+    def __init__(self, parent=None):
+        super().__init__("Roofline", parent)
+        self.plot.setLogMode(x=True, y=True)
+        self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
+        self.plot.setLabel("left", "TFLOP/s")
+        self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
+        self._roof = self.plot.plot([], [], pen=pg.mkPen("#444", width=2), name="datasheet roof")
+        self._measured_roof = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2, style=pg.QtCore.Qt.DashLine),
+                                             name="measured roof")
+        # a PlotDataItem (not a bare ScatterPlotItem) so the log axes transform the points too
+        self._points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=PALETTE[0],
+                                      symbolPen="#223", name="measured GEMMs")
+
+    @staticmethod
+    def roof(peak_tflops: float, bw_gbps: float, intensities):
+        i = np.asarray(intensities, float)
+        return np.minimum(peak_tflops, bw_gbps * 1e9 * i / 1e12)
+
+    def set_data(self, peak_tflops, bw_gbps, points, measured_peak=None, measured_bw=None):
+        xs = np.logspace(-1, 4, 120)
+        if peak_tflops and bw_gbps:
+            self._roof.setData(xs, self.roof(peak_tflops, bw_gbps, xs))
+        if measured_peak and measured_bw:
+            self._measured_roof.setData(xs, self.roof(measured_peak, measured_bw, xs))
+        else:
+            self._measured_roof.setData([], [])
+        if points:
+            self._points.setData([p[0] for p in points], [p[1] for p in points])
+        else:
+            self._points.setData([], [])

@@ -1,0 +1,104 @@
+"""Input fields that refuse bad input at the field: spin boxes bound to the allowed range,
+and text fields for numbers like ``1e12`` that turn red and say what is allowed."""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("Fields", text)
+
+
+class IntField(QSpinBox):
+    """An integer in [minimum, maximum]; ``special`` text shown at the minimum (e.g. "auto")."""
+
+    def __init__(self, minimum: int, maximum: int, value: int, special: str | None = None, parent=None):
+        super().__init__(parent)
+        self.setRange(minimum, maximum)
+        self.setValue(value)
+        self.setKeyboardTracking(True)
+        self.setAccelerated(True)
+        if special:
+            self.setSpecialValueText(special)
+        self.setToolTip(tr("whole number from {lo} to {hi}").format(lo=f"{minimum:,}", hi=f"{maximum:,}")
+                        + (tr("; {lo} means {special}").format(lo=minimum, special=special) if special else ""))
+
+    def value_or_none(self):
+        v = self.value()
+        return None if self.specialValueText() and v == self.minimum() else v
+
+
+class NumberField(QLineEdit):
+    """A positive number (``1e12``, ``1,000,000``, ``2.5``) or empty when ``optional``.
+    Invalid text turns the field red, shows the rule in ``error_text`` and keeps the last
+    valid value."""
+
+    value_changed = Signal(object)
+
+    def __init__(self, name: str, minimum: float = 0.0, maximum: float = 1e30, optional: bool = True,
+                 placeholder: str = "", parent=None):
+        super().__init__(parent)
+        self.name, self.minimum, self.maximum, self.optional = name, minimum, maximum, optional
+        self._value = None
+        self.error_text = ""
+        self.setPlaceholderText(placeholder)
+        self.setMaxLength(40)
+        self.textEdited.connect(self._parse)
+
+    def value(self):
+        return self._value
+
+    def set_value(self, v) -> None:
+        self._value = v
+        self.setText("" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v)))
+        self._mark(True)
+
+    def _rule(self) -> str:
+        lo = f"{self.minimum:g}"
+        rule = tr("{name}: a number greater than {lo}").format(name=self.name, lo=lo) if self.minimum == 0 else \
+            tr("{name}: a number from {lo} to {hi}").format(name=self.name, lo=lo, hi=f"{self.maximum:g}")
+        return rule + (tr(" (or empty)") if self.optional else "") + tr(", e.g. 1e12 or 2,500")
+
+    def _parse(self, text: str) -> None:
+        t = text.strip().replace(",", "").replace("_", "")
+        if not t:
+            ok = self.optional
+            value = None
+        else:
+            try:
+                value = float(t)
+                ok = math.isfinite(value) and (value > self.minimum if self.minimum == 0 else value >= self.minimum) \
+                    and value <= self.maximum
+            except ValueError:
+                ok, value = False, None
+        self._mark(ok)
+        if ok and value != self._value:
+            self._value = value
+            self.value_changed.emit(value)
+
+    def _mark(self, ok: bool) -> None:
+        self.error_text = "" if ok else self._rule()
+        self.setStyleSheet("" if ok else "QLineEdit { border: 2px solid #d33; background: #fff0f0; }")
+        self.setToolTip(self.error_text or self._rule())
+
+
+class ChoiceField(QComboBox):
+    """A fixed set of choices (value, label); ``value()`` returns the value."""
+
+    def __init__(self, choices, value=None, parent=None):
+        super().__init__(parent)
+        for v, label in choices:
+            self.addItem(label, v)
+        if value is not None:
+            self.set_value(value)
+
+    def value(self):
+        return self.currentData()
+
+    def set_value(self, v) -> None:
+        i = self.findData(v)
+        if i >= 0:
+            self.setCurrentIndex(i)

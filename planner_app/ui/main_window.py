@@ -1,0 +1,328 @@
+"""Main window: wiring only. A page list on the left, the pages in a stack, the File /
+View / Help menus, shortcuts, autosave, meeting mode, and the guard against losing unsaved
+changes."""
+from __future__ import annotations
+
+import os
+from functools import partial
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QListWidget, QMainWindow, QMessageBox,
+                               QProgressDialog, QStackedWidget, QWidget)
+
+from planner_app.specdb.schema import SpecDataError
+from planner_app.ui.document import ScenarioDocument, clear_autosave
+from planner_app.ui.pages.compare_page import ComparePage
+from planner_app.ui.pages.plan_page import PlanPage
+from planner_app.ui.pages.probe_page import ProbePage
+from planner_app.ui.pages.scaling_page import ScalingPage
+from planner_app.ui.pages.search_page import SearchPage
+from planner_app.ui.pages.specs_page import SpecsPage
+from planner_app.ui.pages.workload_page import WorkloadPage
+from planner_app.ui.settings import Settings, SettingsDialog
+from planner_app.ui.workers import TaskSlot
+
+SCENARIO_FILTER = "Scenario (*.json)"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, db, settings: Settings | None = None, userdb=None, sample_fn=None, parent=None):
+        super().__init__(parent)
+        self.db = db
+        self.settings = settings or Settings()
+        self.doc = ScenarioDocument(self)
+        self.meeting = False
+        self._base_font = QApplication.font()
+        self.setWindowTitle("GPU Capacity Planner")
+        central = QWidget()
+        lay = QHBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.nav = QListWidget()
+        self.nav.setFixedWidth(150)
+        self.nav.setStyleSheet("QListWidget { font-size: 11pt; padding-top: 8px; } "
+                               "QListWidget::item { padding: 8px 10px; }")
+        self.stack = QStackedWidget()
+        lay.addWidget(self.nav)
+        lay.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.workload_page = WorkloadPage(self.doc, db)
+        self.plan_page = PlanPage(self.doc, db)
+        self.compare_page = ComparePage(self.doc, db)
+        self.scaling_page = ScalingPage(self.doc, db)
+        self.search_page = SearchPage(self.doc, db)
+        self.probe_page = ProbePage(self.doc, db, userdb=userdb, sample_fn=sample_fn)
+        self.specs_page = SpecsPage(self.doc, db, userdb=userdb)
+        self.pages = [(self.tr("Workload"), self.workload_page), (self.tr("Plan"), self.plan_page),
+                      (self.tr("Compare"), self.compare_page), (self.tr("Scaling"), self.scaling_page),
+                      (self.tr("Search"), self.search_page), (self.tr("Probe"), self.probe_page),
+                      (self.tr("Specs"), self.specs_page)]
+        for title, page in self.pages:
+            self.nav.addItem(title)
+            self.stack.addWidget(page)
+        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.nav.setCurrentRow(1)
+
+        self.search_page.open_plan.connect(self.open_search_plan)
+        self.specs_page.database_changed.connect(self.plan_page.schedule_recompute)
+        self.doc.dirty_changed.connect(lambda _d: self._update_title())
+        self.doc.path_changed.connect(lambda _p: self._update_title())
+        self.report_slot = TaskSlot(self)
+        self._build_menus()
+        self.statusBar().showMessage(self.tr("Ready"))
+        self.plan_page.estimated.connect(lambda e: self.statusBar().showMessage(
+            self.tr("Estimate updated"), 2000))
+
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(max(10, self.settings.get("autosave_s")) * 1000)
+        self.autosave_timer.timeout.connect(self.doc.autosave)
+        self.autosave_timer.start()
+        geo = self.settings.q.value("geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1440, 900)
+        self._update_title()
+
+    # ---- menus ------------------------------------------------------------------------------
+    def _action(self, menu, text, slot, shortcut=None, checkable=False):
+        a = QAction(text, self)
+        if shortcut:
+            a.setShortcut(QKeySequence(shortcut))
+        a.setCheckable(checkable)
+        a.triggered.connect(slot)
+        menu.addAction(a)
+        return a
+
+    def _build_menus(self):
+        mb = self.menuBar()
+        f = mb.addMenu(self.tr("&File"))
+        self._action(f, self.tr("&New"), self.new_file, "Ctrl+N")
+        self._action(f, self.tr("&Open…"), self.open_dialog, "Ctrl+O")
+        self.recent_menu = f.addMenu(self.tr("Open &Recent"))
+        self._action(f, self.tr("Open &Example"), self.open_example)
+        self._action(f, self.tr("&Save"), self.save, "Ctrl+S")
+        self._action(f, self.tr("Save &As…"), self.save_as, "Ctrl+Shift+S")
+        f.addSeparator()
+        self._action(f, self.tr("&Export Report…"), self.export_report_dialog, "Ctrl+E")
+        self._action(f, self.tr("Export &Table as CSV…"), self.export_table_dialog)
+        self._action(f, self.tr("Export &Chart…"), self.export_chart_dialog)
+        f.addSeparator()
+        self._action(f, self.tr("Se&ttings…"), self.settings_dialog, "Ctrl+,")
+        self._action(f, self.tr("&Quit"), self.close, "Ctrl+Q")
+        v = mb.addMenu(self.tr("&View"))
+        for i, (title, _page) in enumerate(self.pages):
+            self._action(v, title, partial(self._go_page, i), f"Ctrl+{i + 1}")
+        v.addSeparator()
+        self.meeting_action = self._action(v, self.tr("&Meeting Mode"), self.toggle_meeting, "F11", checkable=True)
+        h = mb.addMenu(self.tr("&Help"))
+        self._action(h, self.tr("&About"), self.about)
+        self._refresh_recent()
+
+    def _go_page(self, index: int, *_checked) -> None:
+        self.nav.setCurrentRow(index)
+
+    def _open_recent(self, path: str, *_checked) -> None:
+        if self.maybe_save():
+            self.open_path(path)
+
+    def _refresh_recent(self):
+        self.recent_menu.clear()
+        for p in self.settings.get("recent_files"):
+            a = QAction(p, self)
+            a.triggered.connect(partial(self._open_recent, p))
+            self.recent_menu.addAction(a)
+        self.recent_menu.setEnabled(bool(self.settings.get("recent_files")))
+
+    def _update_title(self):
+        name = os.path.basename(self.doc.path) if self.doc.path else self.tr("Untitled")
+        self.setWindowTitle(f"{name}{' *' if self.doc.dirty else ''} — GPU Capacity Planner")
+
+    # ---- files ------------------------------------------------------------------------------
+    def maybe_save(self) -> bool:
+        """True when it is fine to discard the current scenario."""
+        if not self.doc.dirty:
+            return True
+        r = QMessageBox.question(self, self.tr("Unsaved changes"),
+                                 self.tr("The scenario has unsaved changes. Save them first?"),
+                                 QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+        if r == QMessageBox.Save:
+            return self.save()
+        return r == QMessageBox.Discard
+
+    def new_file(self):
+        if self.maybe_save():
+            self.doc.new()
+
+    def open_dialog(self):
+        if not self.maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open scenario"), "", SCENARIO_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_example(self):
+        from planner_app.paths import examples_dir
+        if not self.maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open example"), examples_dir(), SCENARIO_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> bool:
+        try:
+            self.doc.open(path)
+        except SpecDataError as e:
+            QMessageBox.warning(self, self.tr("Cannot open"), str(e))
+            return False
+        self.settings.add_recent(os.path.abspath(path))
+        self._refresh_recent()
+        return True
+
+    def save(self) -> bool:
+        if not self.doc.path:
+            return self.save_as()
+        return self._save_to(self.doc.path)
+
+    def save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save scenario"), self.doc.path or "scenario.json",
+                                              SCENARIO_FILTER)
+        if not path:
+            return False
+        if not path.endswith(".json"):
+            path += ".json"
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.doc.save(path)
+        except (OSError, SpecDataError, ValueError) as e:
+            QMessageBox.warning(self, self.tr("Cannot save"), str(e))
+            return False
+        self.settings.add_recent(os.path.abspath(path))
+        self._refresh_recent()
+        self.statusBar().showMessage(self.tr("Saved {path}").format(path=path), 4000)
+        return True
+
+    def open_search_plan(self, plan: dict):
+        try:
+            idx = self.doc.add_plan(plan)
+        except ValueError as e:
+            QMessageBox.warning(self, self.tr("Cannot add the plan"), str(e))
+            return
+        self.doc.set_chosen(idx)
+        self.plan_page.show_plan(idx)
+        self.nav.setCurrentRow(1)
+
+    # ---- exports ----------------------------------------------------------------------------
+    def export_report(self, path: str, fmt: str | None = None, lang: str = "en", paper: str = "A4"):
+        """Build and write the report on a worker thread; returns the TaskSlot to wait on."""
+        sc, db = self.doc.snapshot(), self.db
+
+        def task(progress, cancelled):
+            from planner_app.report import build_report, write_report
+            progress(0.05, "building")
+            rep = build_report(sc, db, lang=lang)
+            return write_report(rep, path, fmt, paper, progress=lambda f, t="": progress(0.2 + 0.8 * f, t))
+
+        if self.report_slot.busy:
+            return self.report_slot
+        self.report_slot.start(task)
+        return self.report_slot
+
+    def export_report_dialog(self):
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export report"), "sizing-report.pdf",
+                                              "PDF (*.pdf);;HTML (*.html);;JSON (*.json);;CSV (*.csv)")
+        if not path:
+            return
+        dlg = QProgressDialog(self.tr("Writing the report…"), self.tr("Cancel"), 0, 100, self)
+        dlg.setWindowModality(Qt.WindowModal)
+        slot = self.export_report(path)
+        slot.progressed.connect(lambda f, _t: dlg.setValue(int(f * 100)))
+        dlg.canceled.connect(slot.cancel)
+
+        def done(result):
+            dlg.close()
+            self.statusBar().showMessage(self.tr("Report written: {path}").format(path=result), 6000)
+
+        def failed(e):
+            dlg.close()
+            QMessageBox.warning(self, self.tr("Report not written"), str(e))
+        slot.succeeded.connect(done)
+        slot.failed.connect(failed)
+
+    def _current_tables(self):
+        from PySide6.QtWidgets import QTableView
+        page = self.stack.currentWidget()
+        return [v for v in page.findChildren(QTableView) if v.isVisibleTo(page)]
+
+    def _current_charts(self):
+        from planner_app.ui.charts.base import ChartBase
+        page = self.stack.currentWidget()
+        return [c for c in page.findChildren(ChartBase) if c.isVisibleTo(page)]
+
+    def export_table_dialog(self):
+        tables = self._current_tables()
+        if not tables:
+            self.statusBar().showMessage(self.tr("This page has no table"), 4000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export table"), "table.csv", "CSV (*.csv)")
+        if path:
+            from planner_app.specdb.importers import atomic_write_text
+            model = tables[0].model()
+            model = model.sourceModel() if hasattr(model, "sourceModel") else model
+            atomic_write_text(path, model.to_csv())
+
+    def export_chart_dialog(self):
+        charts = self._current_charts()
+        if not charts:
+            self.statusBar().showMessage(self.tr("This page has no chart"), 4000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export chart"), "chart.png", "PNG (*.png);;SVG (*.svg)")
+        if path:
+            charts[0].export(path)
+
+    # ---- view ---------------------------------------------------------------------------------
+    def toggle_meeting(self, checked=None):
+        """Meeting mode: larger fonts, the Compare page, full screen (F11 again leaves)."""
+        self.meeting = (not self.meeting) if checked is None else bool(checked)
+        self.meeting_action.setChecked(self.meeting)
+        f = QFont(self._base_font)
+        if self.meeting:
+            size = self._base_font.pointSizeF() if self._base_font.pointSizeF() > 0 else 10.0
+            f.setPointSizeF(size * self.settings.get("meeting_font_scale"))
+            self.nav.setCurrentRow(2)
+            self.showFullScreen()
+        else:
+            self.showNormal()
+        QApplication.setFont(f)
+
+    def settings_dialog(self):
+        SettingsDialog(self.settings, self).exec()
+
+    def about(self):
+        from planner_app import __version__
+        QMessageBox.about(self, self.tr("About"),
+                          self.tr("GPU Capacity Planner {v}\nSizes GPU clusters and cloud GPU servers: memory, time, "
+                                  "cost, scaling; probes local GPUs.").format(v=__version__))
+
+    # ---- closing ------------------------------------------------------------------------------
+    def closeEvent(self, event):  # noqa: N802 - Qt override
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self):
+        """Stop timers, threads and subprocesses; forget the autosave (closed cleanly)."""
+        self.autosave_timer.stop()
+        self.probe_page.stop_telemetry()
+        for slot in (self.plan_page.slot, self.compare_page.slot, self.scaling_page.slot, self.search_page.slot,
+                     self.probe_page.slot, self.report_slot):
+            slot.cancel()
+        from PySide6.QtCore import QThreadPool
+        QThreadPool.globalInstance().waitForDone(10000)
+        self.settings.q.setValue("geometry", self.saveGeometry())
+        clear_autosave()

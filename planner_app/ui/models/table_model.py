@@ -1,0 +1,118 @@
+"""One table model for every table: a list of row dicts and a column list (key, header,
+unit, formatter). DisplayRole: formatted text; UserRole: the raw value (used for
+sorting); ToolTipRole: full precision. ``data()`` computes nothing beyond formatting."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QFont
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    unit: str = ""
+    fmt: Callable | None = None
+
+    def text(self, value) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        if self.fmt is not None:
+            return self.fmt(value)
+        if isinstance(value, float):
+            return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return str(value)
+
+
+class RowsTableModel(QAbstractTableModel):
+    def __init__(self, columns: list[Column], parent=None):
+        super().__init__(parent)
+        self.columns = list(columns)
+        self.rows: list[dict] = []
+        self.bold_cells: set[tuple[int, int]] = set()
+
+    def set_rows(self, rows: list[dict], bold_cells=None) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.bold_cells = set(bold_cells or ())
+        self.endResetModel()
+
+    def set_columns(self, columns: list[Column]) -> None:
+        self.beginResetModel()
+        self.columns = list(columns)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()):  # noqa: N802 - Qt override
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()):  # noqa: N802 - Qt override
+        return 0 if parent.isValid() else len(self.columns)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < len(self.columns):
+            return None
+        col = self.columns[index.column()]
+        value = self.rows[index.row()].get(col.key)
+        if role == Qt.DisplayRole:
+            return col.text(value)
+        if role == Qt.UserRole:
+            return value if isinstance(value, (int, float, str)) or value is None else str(value)
+        if role == Qt.ToolTipRole:
+            return None if value is None else repr(value) if isinstance(value, float) else str(value)
+        if role == Qt.FontRole and (index.row(), index.column()) in self.bold_cells:
+            f = QFont()
+            f.setBold(True)
+            return f
+        if role == Qt.BackgroundRole and (index.row(), index.column()) in self.bold_cells:
+            from PySide6.QtGui import QColor
+            return QColor("#d9f2df")
+        if role == Qt.TextAlignmentRole and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):  # noqa: N802 - Qt override
+        if role != Qt.DisplayRole:
+            return None
+        if orientation == Qt.Horizontal and 0 <= section < len(self.columns):
+            c = self.columns[section]
+            return f"{c.header} ({c.unit})" if c.unit else c.header
+        if orientation == Qt.Vertical:
+            return str(section + 1)
+        return None
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow([f"{c.header} ({c.unit})" if c.unit else c.header for c in self.columns])
+        for r in self.rows:
+            w.writerow(["" if r.get(c.key) is None else r.get(c.key) for c in self.columns])
+        return buf.getvalue()
+
+
+class SortProxy(QSortFilterProxyModel):
+    """Sorts on the raw values (UserRole); filters on any column's text."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(Qt.UserRole)
+        self.setFilterCaseSensitivity(Qt.CaseInsensitive)
+        self.setFilterKeyColumn(-1)
+
+    def lessThan(self, left, right):  # noqa: N802 - Qt override
+        a, b = left.data(Qt.UserRole), right.data(Qt.UserRole)
+        if a is None:
+            return b is not None
+        if b is None:
+            return False
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)

@@ -1,0 +1,208 @@
+"""Compare page: every plan of the scenario side by side, a table with the best value of
+each row in bold (★), and grouped charts of memory, time and cost."""
+from __future__ import annotations
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListWidget,
+                               QListWidgetItem, QPushButton, QTableView, QVBoxLayout, QWidget)
+
+from planner_app.ui.charts.bars import GroupedBarChart
+from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.pages.hardware import hardware_choices
+from planner_app.ui.workers import TaskSlot
+
+# (key, label, unit, better: "min"/"max"/None, getter)
+METRICS = (
+    ("hardware", QT_TRANSLATE_NOOP("Compare", "GPU / instance"), "", None, lambda e, o: (e.get("instance") or {}).get("id") or e["gpu"]["name"]),
+    ("gpus", QT_TRANSLATE_NOOP("Compare", "GPUs"), "", None, lambda e, o: e.get("parallel", {}).get("gpus", o.get("tp", 1))),
+    ("layout", QT_TRANSLATE_NOOP("Compare", "Layout (tp×pp×cp×ep×dp, ZeRO)"), "", None,
+     lambda e, o: "{tp}×{pp}×{cp}×{ep}×{dp}, Z{zero}".format(**e["parallel"]) if "parallel" in e else f"tp {o.get('tp', 1)}"),
+    ("memory_gb", QT_TRANSLATE_NOOP("Compare", "Memory per GPU"), "GB", "min", lambda e, o: e["memory"]["device_bytes"] / 1e9),
+    ("capacity_gb", QT_TRANSLATE_NOOP("Compare", "GPU memory"), "GB", None, lambda e, o: e["memory"]["capacity_bytes"] / 1e9),
+    ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: "yes" if e["memory"]["fits"] else "NO"),
+    ("step_s", QT_TRANSLATE_NOOP("Compare", "Step time"), "s", "min", lambda e, o: e["time"].get("step_s")),
+    ("tokens_per_s", QT_TRANSLATE_NOOP("Compare", "Tokens/s"), "", "max", lambda e, o: e["time"].get("tokens_per_s", e["time"].get("decode_tokens_per_s"))),
+    ("mfu", QT_TRANSLATE_NOOP("Compare", "MFU"), "%", "max", lambda e, o: e["time"]["mfu"] * 100 if "mfu" in e["time"] else None),
+    ("train_days", QT_TRANSLATE_NOOP("Compare", "Time to train"), "days", "min", lambda e, o: e["time"].get("train_days")),
+    ("gpu_hours", QT_TRANSLATE_NOOP("Compare", "GPU-hours"), "", "min", lambda e, o: e.get("cost", {}).get("gpu_hours")),
+    ("usd_on_demand", QT_TRANSLATE_NOOP("Compare", "Cost on-demand"), "USD", "min",
+     lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("on_demand")),
+    ("usd_reserved_1yr", QT_TRANSLATE_NOOP("Compare", "Cost reserved 1 yr"), "USD", "min",
+     lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("reserved_1yr")),
+    ("usd_spot", QT_TRANSLATE_NOOP("Compare", "Cost spot"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("spot")),
+    ("usd_per_m", QT_TRANSLATE_NOOP("Compare", "Cost per million tokens"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_per_million_tokens")),
+)
+
+
+def compare_rows(results: list[dict]) -> tuple[list[dict], set]:
+    """Rows = metrics, one column per plan; the best cell of each comparable row."""
+    rows, bold = [], set()
+    for r_i, (key, label, unit, better, get) in enumerate(METRICS):
+        label = QCoreApplication.translate("Compare", label)
+        row = {"metric": f"{label} ({unit})" if unit else label}
+        vals = []
+        for j, res in enumerate(results):
+            e = res.get("estimate")
+            try:
+                v = get(e, res["options"]) if e else (res.get("error", "error")[:60] if r_i == 0 else None)
+            except (KeyError, TypeError):
+                v = None
+            row[f"p{j}"] = v
+            fits = bool(e and e["memory"]["fits"])
+            if better and isinstance(v, (int, float)) and fits:
+                vals.append((v, j))
+        if all(row[f"p{j}"] is None for j in range(len(results))):
+            continue
+        if better and len(vals) > 1:
+            best = min(vals)[0] if better == "min" else max(vals)[0]
+            for v, j in vals:
+                if v == best:
+                    bold.add((len(rows), j + 1))
+        rows.append(row)
+    return rows, bold
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.2f}"
+    return str(v)
+
+
+class AddInstancesDialog(QDialog):
+    """Pick machines to compare: each becomes a plan with the current plan's layout."""
+
+    def __init__(self, db, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle(self.tr("Add machines to compare"))
+        lay = QVBoxLayout(self)
+        self.list = QListWidget()
+        for kind, ident, label in hardware_choices(db):
+            it = QListWidgetItem(label)
+            it.setData(Qt.UserRole, (kind, ident))
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            it.setCheckState(Qt.Unchecked)
+            self.list.addItem(it)
+        lay.addWidget(self.list)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        bb.accepted.connect(self.accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.resize(560, 600)
+
+    def check(self, idents: list[str]) -> None:
+        for i in range(self.list.count()):
+            it = self.list.item(i)
+            if it.data(Qt.UserRole)[1] in idents:
+                it.setCheckState(Qt.Checked)
+
+    def chosen(self) -> list[tuple[str, str]]:
+        return [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())
+                if self.list.item(i).checkState() == Qt.Checked]
+
+
+class ComparePage(QWidget):
+    def __init__(self, doc, db, parent=None):
+        super().__init__(parent)
+        self.doc, self.db = doc, db
+        self.results = []
+        self.slot = TaskSlot(self)
+        self.slot.succeeded.connect(self._show)
+        self.slot.failed.connect(lambda e: self.status.setText(str(e)))
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(200)
+        self.timer.timeout.connect(self.recompute)
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        add = QPushButton(self.tr("Add machines…"))
+        add.clicked.connect(self._add_dialog)
+        top.addWidget(self.status, 1)
+        top.addWidget(add)
+        lay.addLayout(top)
+        self.model = RowsTableModel([Column("metric", self.tr("Metric"))])
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setAlternatingRowColors(True)
+        lay.addWidget(self.table, 3)
+        charts = QHBoxLayout()
+        self.memory_chart = GroupedBarChart(self.tr("Memory per GPU"), "GB")
+        self.time_chart = GroupedBarChart(self.tr("Time"), "")
+        self.cost_chart = GroupedBarChart(self.tr("Cost"), "USD")
+        for c in (self.memory_chart, self.time_chart, self.cost_chart):
+            charts.addWidget(c)
+        lay.addLayout(charts, 2)
+        doc.changed.connect(lambda _w: self.timer.start())
+        self.timer.start()
+
+    def add_machines(self, machines: list[tuple[str, str]]) -> None:
+        import copy
+        base = copy.deepcopy(self.doc.data["plans"][self.doc.data.get("chosen_plan", 0)])
+        for kind, ident in machines:
+            p = {k: v for k, v in base.items() if k not in ("gpu", "instance", "name")}
+            p[kind] = ident
+            p["name"] = ident
+            self.doc.add_plan(p)
+
+    def _add_dialog(self):
+        d = AddInstancesDialog(self.db, self)
+        if d.exec() == QDialog.Accepted:
+            try:
+                self.add_machines(d.chosen())
+            except ValueError as e:
+                self.status.setText(str(e))
+
+    def recompute(self):
+        from planner_app import scenario
+        data = self.doc.snapshot()
+        db = self.db
+        self.slot.start(lambda progress, cancelled: scenario.evaluate(data, db))
+
+    def _show(self, results):
+        self.results = results
+        names = [r["name"] for r in results]
+        rows, bold = compare_rows(results)
+        self.model.set_columns([Column("metric", self.tr("Metric"))] +
+                               [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
+        self.model.set_rows(rows, bold)
+        self.table.resizeColumnsToContents()
+        errs = [f"{r['name']}: {r['error']}" for r in results if "error" in r]
+        self.status.setText(self.tr("{n} plans; bold = best among the plans that fit").format(n=len(results))
+                            + ("\n" + "\n".join(errs) if errs else ""))
+        ests = [r.get("estimate") for r in results]
+        short = [n if len(n) <= 18 else n[:17] + "…" for n in names]
+
+        def series(get):
+            vals = []
+            for e in ests:
+                try:
+                    vals.append(get(e) if e else None)
+                except (KeyError, TypeError):
+                    vals.append(None)
+            return vals
+
+        def best_of(vals, fn=min):
+            ok = [(v, i) for i, v in enumerate(vals) if v is not None and ests[i] and ests[i]["memory"]["fits"]]
+            return fn(ok)[1] if ok else None
+
+        mem = series(lambda e: e["memory"]["device_bytes"] / 1e9)
+        self.memory_chart.set_data(short, mem, best_of(mem))
+        training = bool(ests and ests[0] and ests[0]["mode"] == "training")
+        if training:
+            days = series(lambda e: e["time"].get("train_days") or e["time"]["step_s"])
+            has_days = any(e and "train_days" in e["time"] for e in ests)
+            self.time_chart.set_title(self.tr("Time to train (days)") if has_days else self.tr("Step time (s)"))
+            self.time_chart.set_data(short, days, best_of(days))
+            cost = series(lambda e: e["cost"].get("usd"))
+            self.cost_chart.set_title(self.tr("Cost on-demand (USD)"))
+        else:
+            tps = series(lambda e: e["time"]["decode_tokens_per_s"])
+            self.time_chart.set_title(self.tr("Decode tokens/s"))
+            self.time_chart.set_data(short, tps, best_of(tps, max))
+            cost = series(lambda e: e["cost"].get("usd_per_million_tokens"))
+            self.cost_chart.set_title(self.tr("USD per million tokens"))
+        self.cost_chart.set_data(short, cost, best_of(cost))

@@ -1,0 +1,20 @@
+"""The hardware choices shared by the Plan, Compare and Search pages: every GPU and every
+cloud instance of the spec database (with the user's rows), as (kind, id, label)."""
+from __future__ import annotations
+
+
+def hardware_choices(db) -> list[tuple[str, str, str]]:
+    out = []
+    for r in db.instances.to_dict("records"):
+        price = r.get("price_on_demand_hr")
+        price_txt = f", {r.get('currency', 'USD')} {price:,.2f}/h" if isinstance(price, float) and price == price else ""
+        out.append(("instance", r["instance_id"], f"{r['provider']} {r['instance_id']} "
+                                                   f"({int(r['gpu_count'])}x {r['gpu_id']}{price_txt})"))
+    gpus = [("gpu", r["id"], f"GPU {r['name']} ({r['memory_gb']:g} GB)") for r in db.gpus.to_dict("records")]
+    return gpus + out
+
+
+def plan_hardware(plan: dict) -> tuple[str, str]:
+    if plan.get("instance"):
+        return "instance", plan["instance"]
+    return "gpu", plan.get("gpu") or ""

@@ -1,0 +1,323 @@
+"""Probe page: the local GPUs (NVML inventory), live telemetry, microbenchmarks in a
+cancellable subprocess with progress, results against the datasheet with verdicts, a
+roofline with the measured points, calibration profiles and real-run validation."""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
+
+from planner_app.probe import nvml
+from planner_app.probe.cli_probe import match_gpu
+from planner_app.probe.runner import ProbeCancelled, ProbeRunner
+from planner_app.probe.verdicts import all_verdicts
+from planner_app.ui.charts.lines import RooflineChart, TelemetryChart
+from planner_app.ui.fields import ChoiceField
+from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.workers import TaskSlot
+
+ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+
+def gemm_intensity(r: dict) -> float:
+    """FLOP per byte of an m x n x k GEMM reading A and B and writing C once."""
+    e = ELEMENT_BYTES.get(r["dtype"], 2)
+    return 2.0 * r["m"] * r["n"] * r["k"] / (e * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"]))
+
+
+class ProbePage(QWidget):
+    calibration_chosen = Signal(str)
+
+    def __init__(self, doc, db, userdb=None, sample_fn=None, parent=None):
+        super().__init__(parent)
+        self.doc, self.db, self.userdb = doc, db, userdb
+        self.result = None
+        self.gpu = None
+        self.runner = None
+        self.slot = TaskSlot(self)
+        self.slot.progressed.connect(self._progress)
+        self.slot.succeeded.connect(self._show_result)
+        self.slot.failed.connect(self._failed)
+        self.slot.finished.connect(self._idle)
+        lay = QVBoxLayout(self)
+
+        # ---- devices and telemetry ------------------------------------------------------------
+        top = QHBoxLayout()
+        inv_box = QGroupBox(self.tr("Devices"))
+        il = QVBoxLayout(inv_box)
+        self.nvml_status = QLabel()
+        self.nvml_status.setWordWrap(True)
+        il.addWidget(self.nvml_status)
+        self.inv_model = RowsTableModel([
+            Column("index", "#"), Column("name", self.tr("GPU")),
+            Column("memory_total_bytes", self.tr("Memory"), "GiB", fmt=lambda v: f"{v / 2**30:,.0f}"),
+            Column("sm_clock_mhz", self.tr("SM clock"), "MHz"), Column("power_w", self.tr("Power"), "W",
+                                                                        fmt=lambda v: f"{v:,.0f}"),
+            Column("temperature_c", self.tr("Temperature"), "°C"),
+            Column("pcie_gen", "PCIe"), Column("throttle", self.tr("Throttling"))])
+        inv = QTableView()
+        inv.setModel(self.inv_model)
+        inv.verticalHeader().setVisible(False)
+        il.addWidget(inv)
+        top.addWidget(inv_box, 2)
+        tel_box = QGroupBox(self.tr("Live telemetry"))
+        tl = QHBoxLayout(tel_box)
+        self.util_chart = TelemetryChart(self.tr("Utilization"), "%")
+        self.power_chart = TelemetryChart(self.tr("Power"), "W")
+        self.mem_chart = TelemetryChart(self.tr("Memory used"), "GiB")
+        for c in (self.util_chart, self.power_chart, self.mem_chart):
+            tl.addWidget(c)
+        top.addWidget(tel_box, 3)
+        lay.addLayout(top, 2)
+
+        # ---- benchmarks -----------------------------------------------------------------------
+        mid = QHBoxLayout()
+        bench_box = QGroupBox(self.tr("Microbenchmarks"))
+        bl = QVBoxLayout(bench_box)
+        row = QHBoxLayout()
+        self.backend = ChoiceField([("auto", self.tr("auto")), ("torch", "PyTorch"), ("cupy", "CuPy"),
+                                    ("numpy", self.tr("CPU (numpy)"))], "auto")
+        self.quick = QCheckBox(self.tr("quick"))
+        self.quick.setChecked(True)
+        self.run_button = QPushButton(self.tr("Run benchmarks"))
+        self.run_button.clicked.connect(self.run_benchmarks)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        for w in (QLabel(self.tr("Backend")), self.backend, self.quick, self.run_button, self.cancel_button):
+            row.addWidget(w)
+        row.addStretch(1)
+        bl.addLayout(row)
+        self.progress = QProgressBar()
+        bl.addWidget(self.progress)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        bl.addWidget(self.status)
+        self.res_model = RowsTableModel([
+            Column("what", self.tr("Measurement")), Column("size", self.tr("Size")),
+            Column("value", self.tr("Measured"), fmt=lambda v: f"{v:,.2f}"), Column("unit", self.tr("Unit"))])
+        res = QTableView()
+        res.setModel(self.res_model)
+        res.verticalHeader().setVisible(False)
+        bl.addWidget(res, 1)
+        self.verdicts = QListWidget()
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setMaximumHeight(110)
+        bl.addWidget(self.verdicts)
+        mid.addWidget(bench_box, 3)
+        self.roofline = RooflineChart()
+        mid.addWidget(self.roofline, 2)
+        lay.addLayout(mid, 3)
+
+        # ---- calibration and validation -------------------------------------------------------
+        cal_box = QGroupBox(self.tr("Calibration profiles"))
+        cl = QGridLayout(cal_box)
+        self.profiles = QListWidget()
+        self.profiles.setMaximumHeight(90)
+        cl.addWidget(self.profiles, 0, 0, 3, 1)
+        self.profile_name = QLineEdit()
+        self.profile_name.setPlaceholderText(self.tr("profile name"))
+        self.profile_name.setMaxLength(60)
+        self.save_button = QPushButton(self.tr("Save results as profile"))
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save_profile)
+        self.use_button = QPushButton(self.tr("Use selected profile in this scenario"))
+        self.use_button.clicked.connect(self.use_profile)
+        self.validate_button = QPushButton(self.tr("Validate: train the workload model for a few steps"))
+        self.validate_button.setEnabled(False)
+        self.validate_button.clicked.connect(self.run_validation)
+        cl.addWidget(self.profile_name, 0, 1)
+        cl.addWidget(self.save_button, 0, 2)
+        cl.addWidget(self.use_button, 1, 1, 1, 2)
+        cl.addWidget(self.validate_button, 2, 1, 1, 2)
+        lay.addWidget(cal_box)
+
+        self.sampler = None
+        self.sample_fn = sample_fn
+        self.tel_timer = QTimer(self)
+        self.tel_timer.setInterval(1000)
+        self.tel_timer.timeout.connect(self.refresh_telemetry)
+        self.refresh_inventory()
+        self.refresh_profiles()
+
+    # ---- devices ------------------------------------------------------------------------------
+    def refresh_inventory(self):
+        if self.sample_fn is not None:
+            state_ok, gpus, message = True, [], self.tr("simulated devices (test)")
+        else:
+            state, inv = nvml.inventory()
+            state_ok, message = state.available, state.message
+            gpus = [g.to_dict() for g in inv]
+        for g in gpus:
+            g["throttle"] = ", ".join(g.get("throttle_reasons") or []) or self.tr("none")
+        self.inv_model.set_rows(gpus)
+        self.nvml_status.setText(message if not gpus else self.tr("{n} GPU(s) via NVML").format(n=len(gpus)))
+        if state_ok and (gpus or self.sample_fn is not None):
+            from planner_app.probe.telemetry import Sampler
+            self.sampler = Sampler(indices=[g["index"] for g in gpus] or [0], hz=2.0, capacity=600,
+                                   sample_fn=self.sample_fn)
+        else:
+            self.util_chart.set_title(self.tr("Utilization (no NVIDIA GPU: telemetry off)"))
+
+    def showEvent(self, event):  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self.sampler is not None:
+            self.sampler.start()
+            self.tel_timer.start()
+
+    def hideEvent(self, event):  # noqa: N802 - Qt override
+        super().hideEvent(event)
+        self.stop_telemetry()
+
+    def stop_telemetry(self):
+        self.tel_timer.stop()
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def refresh_telemetry(self):
+        if self.sampler is None:
+            return
+        samples = self.sampler.snapshot()
+        now = time.monotonic()
+        by = {}
+        for s in samples:
+            by.setdefault(s["gpu"], []).append(s)
+        util, power, mem = {}, {}, {}
+        for gi, ss in by.items():
+            t = [s["t_s"] - now for s in ss]
+            util[gi] = (t, [s.get("utilization_gpu_pct") or 0 for s in ss])
+            power[gi] = (t, [s.get("power_w") or 0 for s in ss])
+            mem[gi] = (t, [(s.get("memory_used_bytes") or 0) / 2**30 for s in ss])
+        self.util_chart.set_series(util)
+        self.power_chart.set_series(power)
+        self.mem_chart.set_series(mem)
+
+    # ---- benchmarks ---------------------------------------------------------------------------
+    def run_benchmarks(self, timeout_s: float = 900.0):
+        self.runner = ProbeRunner(timeout_s=timeout_s)
+        runner = self.runner
+        args = {"backend": self.backend.value(), "quick": self.quick.isChecked()}
+        self._busy(True)
+        self.status.setText(self.tr("Running…"))
+        self.slot.start(lambda progress, cancelled: ("bench", runner.run("bench", args, progress=progress)),
+                        on_cancel=runner.cancel)
+
+    def cancel(self):
+        self.slot.cancel()
+        self.status.setText(self.tr("Cancelled"))
+
+    def _busy(self, busy):
+        self.run_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.validate_button.setEnabled(not busy and self.gpu is not None)
+        if busy:
+            self.progress.setValue(0)
+
+    def _idle(self):
+        self._busy(False)
+
+    def _progress(self, frac, text):
+        self.progress.setValue(int(frac * 100))
+        self.status.setText(text)
+
+    def _failed(self, e):
+        if isinstance(e, ProbeCancelled):
+            self.status.setText(self.tr("Cancelled"))
+        else:
+            self.status.setText(self.tr("Probe failed: {err}").format(err=e))
+
+    def _show_result(self, out):
+        kind, res = out
+        if kind == "validate":
+            self._show_validation(res)
+            return
+        self.result = res
+        dev = res["device"]
+        self.gpu = match_gpu(self.db, dev.get("name")) if dev.get("kind") != "cpu" else None
+        rows = [{"what": f"{r['dtype']} GEMM", "size": f"{r['m']}×{r['n']}×{r['k']}", "value": r["tflops"],
+                 "unit": "TFLOP/s"} for r in res["gemm"]]
+        rows += [{"what": b["kind"], "size": f"{b.get('bytes', 0) / 2**20:,.0f} MiB" if b.get("bytes") else "",
+                  "value": b["gbps"], "unit": "GB/s"} for b in res["bandwidth"]]
+        self.res_model.set_rows(rows)
+        self.verdicts.clear()
+        for v in all_verdicts(res, self.gpu, []):
+            self.verdicts.addItem(("✔ " if v["status"] in ("normal", "info") else "⚠ ") + v["text"])
+        best = max((r["tflops"] for r in res["gemm"]), default=None)
+        copy = next((b["gbps"] for b in res["bandwidth"] if b["kind"] == "copy"), None)
+        peak = self.gpu.bf16_tflops if self.gpu else None
+        bw = self.gpu.mem_bw_gb_s if self.gpu else None
+        self.roofline.set_data(peak, bw, [(gemm_intensity(r), r["tflops"]) for r in res["gemm"]], best, copy)
+        self.status.setText(self.tr("{dev} with {backend}: best GEMM {t:,.1f} TFLOP/s").format(
+            dev=dev.get("name", "?"), backend=res["backend"], t=best or 0))
+        self.save_button.setEnabled(self.gpu is not None)
+        self.validate_button.setEnabled(self.gpu is not None)
+        if self.gpu is None:
+            self.save_button.setToolTip(self.tr("Profiles calibrate GPU estimates: run on a GPU from the spec database"))
+
+    # ---- profiles -----------------------------------------------------------------------------
+    def _udb(self):
+        if self.userdb is None:
+            from planner_app.specdb.userdb import UserDB
+            self.userdb = UserDB.open_default()
+        return self.userdb
+
+    def refresh_profiles(self):
+        self.profiles.clear()
+        try:
+            for p in self._udb().profiles():
+                self.profiles.addItem(f"{p['name']}  —  {p.get('device') or '?'}  {p['created'][:10]}")
+        except Exception as e:  # noqa: BLE001 - a damaged user database is reported, not fatal
+            self.profiles.addItem(self.tr("user database unavailable: {err}").format(err=e))
+
+    def save_profile(self):
+        name = self.profile_name.text().strip()
+        if not name:
+            self.status.setText(self.tr("Profile name: type a name first"))
+            return
+        if self.result is None or self.gpu is None:
+            return
+        self._udb().save_profile(name, {"bench": self.result}, gpu_id=self.gpu.id,
+                                 device=self.result["device"].get("name"))
+        self.refresh_profiles()
+        self.status.setText(self.tr("Saved profile {name}").format(name=name))
+
+    def use_profile(self):
+        item = self.profiles.currentItem()
+        if item is None:
+            self.status.setText(self.tr("Select a profile first"))
+            return
+        name = item.text().split("  —  ")[0]
+        self.doc.update_meta(calibration=name)
+        self.calibration_chosen.emit(name)
+
+    # ---- validation ---------------------------------------------------------------------------
+    def run_validation(self):
+        from planner_app.probe.cli_probe import parse_validate_args, validation_case
+        if self.gpu is None:
+            return
+        model_ref = self.doc.data["workload"].get("model")
+        if not isinstance(model_ref, str):
+            self.status.setText(self.tr("Validation runs preset models; choose a preset on the Workload page"))
+            return
+        settings = parse_validate_args(None)
+        try:
+            _model, wargs, est = validation_case(self.db, model_ref, settings, self.gpu)
+        except Exception as e:  # noqa: BLE001 - shown inline
+            self.status.setText(str(e))
+            return
+        self.runner = ProbeRunner(timeout_s=1800)
+        runner = self.runner
+        self._busy(True)
+        self._validation_estimate = est
+        self.slot.start(lambda progress, cancelled: ("validate", runner.run("validate", wargs, progress=progress)),
+                        on_cancel=runner.cancel)
+
+    def _show_validation(self, measured):
+        from planner_app.probe.cli_probe import compare_validation
+        v = compare_validation(measured, getattr(self, "_validation_estimate", None))
+        gap = v.get("peak_gap")
+        step = v.get("step_gap")
+        self.status.setText(self.tr("Validation: peak memory {p}, step time {s} against the estimate").format(
+            p="–" if gap is None else f"{gap:+.1%}", s="–" if step is None else f"{step:+.1%}"))

@@ -1,0 +1,154 @@
+"""Scaling page: throughput and efficiency of the chosen plan against node count, one curve
+per network, with the no-overlap 1/(1 + t_comm/t_compute) reference dashed."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+                               QTableView, QVBoxLayout, QWidget)
+
+from planner_app.ui.charts.lines import ScalingChart
+from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.workers import TaskSlot
+
+DEFAULT_NODES = "1,2,4,8,16,32,64"
+DEFAULT_FABRICS = ("ib-ndr", "roce-400", "efa-v2", "eth-100")
+
+
+def parse_nodes(text: str) -> list[int]:
+    out = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1 or int(part) > 100_000:
+            raise ValueError(f"node counts: whole numbers from 1 to 100000 separated by commas; {part!r} is not")
+        out.append(int(part))
+    if not out:
+        raise ValueError("node counts: give at least one, e.g. 1,2,4,8")
+    return sorted(set(out))
+
+
+def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool):
+    def run(progress, cancelled):
+        from planner_app import scenario
+        from planner_app.cli_estimate import OPTION_DEFAULTS, build_request
+        from planner_app.core.scaling import scaling_curve
+        from planner_app.core.setup import TrainingSetup
+        from planner_app.resolve import default_recipe, default_seq_len, resolve_plan
+        from types import SimpleNamespace
+        if sc["workload"].get("mode", "training") != "training":
+            raise ValueError("scaling curves are for training plans; the workload is inference")
+        opts = {**OPTION_DEFAULTS, **scenario.plan_options(sc, sc.get("chosen_plan", 0))}
+        out = {}
+        for i, fab in enumerate(fabrics):
+            if cancelled():
+                return None
+            args = SimpleNamespace(**{**opts, "fabric": fab})
+            model, hw, per_node, _, _ = build_request(args, db)
+            recipe = args.recipe or default_recipe(hw.gpu, args.framework)
+            setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=args.seq_len or default_seq_len(model, db),
+                                  global_batch=args.global_batch or 0, recipe=recipe, optimizer=args.optimizer,
+                                  attention=args.attention or "flash", recompute=args.recompute,
+                                  framework=args.framework, offload=args.offload)
+            plan = resolve_plan(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, zero=args.zero,
+                                sequence_parallel=args.sequence_parallel, pp_schedule=args.pp_schedule, vp=args.vp,
+                                gpus_per_node=per_node)
+            out[fab] = scaling_curve(model, hw, setup, plan, nodes, weak=weak)
+            progress((i + 1) / len(fabrics), fab)
+        return out
+    return run
+
+
+class ScalingPage(QWidget):
+    def __init__(self, doc, db, parent=None):
+        super().__init__(parent)
+        self.doc, self.db = doc, db
+        self.curves = {}
+        self.slot = TaskSlot(self)
+        self.slot.succeeded.connect(self._show)
+        self.slot.failed.connect(lambda e: self.error.setText(str(e)))
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(200)
+        self.timer.timeout.connect(self.recompute)
+        lay = QHBoxLayout(self)
+        left = QVBoxLayout()
+        form = QFormLayout()
+        self.nodes = QLineEdit(DEFAULT_NODES)
+        self.nodes.setMaxLength(200)
+        self.weak = QCheckBox(self.tr("weak scaling (global batch grows with the nodes)"))
+        form.addRow(self.tr("Node counts"), self.nodes)
+        form.addRow("", self.weak)
+        left.addLayout(form)
+        left.addWidget(QLabel(self.tr("Networks")))
+        self.fabric_list = QListWidget()
+        fabrics = db.fabrics
+        for r in fabrics[fabrics.scope == "inter"].to_dict("records"):
+            it = QListWidgetItem(r["name"])
+            it.setData(Qt.UserRole, r["id"])
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            it.setCheckState(Qt.Checked if r["id"] in DEFAULT_FABRICS else Qt.Unchecked)
+            self.fabric_list.addItem(it)
+        left.addWidget(self.fabric_list, 1)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b00;")
+        left.addWidget(self.error)
+        lay.addLayout(left, 1)
+        right = QVBoxLayout()
+        self.chart = ScalingChart()
+        right.addWidget(self.chart, 3)
+        self.model = RowsTableModel([Column("fabric", self.tr("Network")), Column("nodes", self.tr("Nodes")),
+                                     Column("gpus", self.tr("GPUs")),
+                                     Column("tokens_per_s", self.tr("Tokens/s"), fmt=lambda v: f"{v:,.0f}"),
+                                     Column("efficiency", self.tr("Efficiency"), "%", fmt=lambda v: f"{v * 100:.1f}"),
+                                     Column("no_overlap", self.tr("No-overlap reference"), "%",
+                                            fmt=lambda v: f"{v * 100:.1f}"),
+                                     Column("step_s", self.tr("Step time"), "s", fmt=lambda v: f"{v:.3f}")])
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().setVisible(False)
+        right.addWidget(self.table, 2)
+        lay.addLayout(right, 3)
+        self.nodes.textEdited.connect(lambda _t: self.timer.start())
+        self.weak.toggled.connect(self.timer.start)
+        self.fabric_list.itemChanged.connect(lambda _i: self.timer.start())
+        doc.changed.connect(lambda _w: self.timer.start())
+        self.timer.start()
+
+    def selected_fabrics(self) -> list[str]:
+        return [self.fabric_list.item(i).data(Qt.UserRole) for i in range(self.fabric_list.count())
+                if self.fabric_list.item(i).checkState() == Qt.Checked]
+
+    def recompute(self):
+        try:
+            nodes = parse_nodes(self.nodes.text())
+        except ValueError as e:
+            self.error.setText(self.tr("Node counts: whole numbers from 1 to 100000 separated by commas") +
+                               f" ({e})")
+            self.nodes.setStyleSheet("QLineEdit { border: 2px solid #d33; background: #fff0f0; }")
+            return
+        self.nodes.setStyleSheet("")
+        fabrics = self.selected_fabrics()
+        if not fabrics:
+            self.error.setText(self.tr("Tick at least one network"))
+            return
+        self.error.setText("")
+        self.slot.start(scaling_task(self.doc.snapshot(), self.db, fabrics, nodes, self.weak.isChecked()))
+
+    def _show(self, curves):
+        if curves is None:
+            return
+        self.curves = curves
+        names = {self.fabric_list.item(i).data(Qt.UserRole): self.fabric_list.item(i).text()
+                 for i in range(self.fabric_list.count())}
+        main, ref, rows = {}, {}, []
+        for fab, pts in curves.items():
+            label = names.get(fab, fab)
+            main[label] = ([p.nodes for p in pts], [p.efficiency for p in pts])
+            ref[label] = ([p.nodes for p in pts], [p.no_overlap_efficiency for p in pts])
+            rows += [{"fabric": label, "nodes": p.nodes, "gpus": p.gpus, "tokens_per_s": p.tokens_per_s,
+                      "efficiency": p.efficiency, "no_overlap": p.no_overlap_efficiency, "step_s": p.step_s}
+                     for p in pts]
+        self.chart.set_curves(main, ref)
+        self.model.set_rows(rows)
+        self.table.resizeColumnsToContents()

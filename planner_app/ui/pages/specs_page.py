@@ -1,0 +1,206 @@
+"""Specs page: browse, filter and sort GPUs, instances and fabrics; each row's every value
+with its source and date; add or edit the user's own rows (saved in the user database,
+never in the shipped files)."""
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QScrollArea, QSplitter, QTableView, QTabWidget, QTextBrowser,
+                               QVBoxLayout, QWidget)
+
+from planner_app.specdb.schema import FILES, SpecDataError
+from planner_app.ui.models.table_model import Column, RowsTableModel, SortProxy
+
+SHOWN = {
+    "gpus": ("name", "vendor", "memory_gb", "mem_bw_gb_s", "bf16_tflops", "fp8_tflops", "fp32_tflops", "link",
+             "link_bw_gb_s", "tdp_w", "year", "retrieved", "origin"),
+    "instances": ("provider", "region", "instance_id", "gpu_id", "gpu_count", "vcpu", "ram_gb", "network_gbit_s",
+                  "price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "currency", "price_date",
+                  "origin"),
+    "fabrics": ("id", "name", "scope", "bw_gb_s", "latency_us", "efficiency", "retrieved", "origin"),
+}
+
+
+def _clean(v):
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+class RowDialog(QDialog):
+    """Add or edit one user row; fields from the schema; the error names the field."""
+
+    def __init__(self, kind: str, userdb, row: dict | None = None, parent=None):
+        super().__init__(parent)
+        self.kind, self.userdb = kind, userdb
+        self.setWindowTitle(self.tr("Your {kind} row").format(kind=kind))
+        lay = QVBoxLayout(self)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        inner = QWidget()
+        form = QFormLayout(inner)
+        self.fields = {}
+        for c in FILES[kind]:
+            e = QLineEdit()
+            e.setMaxLength(500)
+            v = _clean((row or {}).get(c.name))
+            if v is not None:
+                e.setText(str(int(v)) if isinstance(v, float) and v.is_integer() and c.kind == "int" else str(v))
+            hint = c.kind + (", required" if c.required else "") + (f", {c.min:g}..{c.max:g}" if c.min is not None
+                                                                    and c.max is not None else "")
+            e.setPlaceholderText(hint)
+            form.addRow(c.name + (" *" if c.required else ""), e)
+            self.fields[c.name] = e
+        scroll.setWidget(inner)
+        lay.addWidget(scroll)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #b00;")
+        self.error.setWordWrap(True)
+        lay.addWidget(self.error)
+        bb = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        bb.accepted.connect(self.try_save)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.resize(520, 640)
+        self.saved_row = None
+
+    def values(self) -> dict:
+        return {k: e.text().strip() for k, e in self.fields.items() if e.text().strip()}
+
+    def try_save(self) -> bool:
+        for e in self.fields.values():
+            e.setStyleSheet("")
+        try:
+            self.saved_row = self.userdb.upsert(self.kind, self.values())
+        except SpecDataError as err:
+            self.error.setText(str(err))
+            if err.column in self.fields:
+                self.fields[err.column].setStyleSheet("QLineEdit { border: 2px solid #d33; }")
+                self.fields[err.column].setFocus()
+            return False
+        self.accept()
+        return True
+
+
+class SpecsPage(QWidget):
+    database_changed = Signal()
+
+    def __init__(self, doc, db, userdb=None, parent=None):
+        super().__init__(parent)
+        self.doc, self.db, self.userdb = doc, db, userdb
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText(self.tr("Filter: type any part of a name, provider, GPU…"))
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setMaxLength(100)
+        top.addWidget(self.filter, 1)
+        self.add_button = QPushButton(self.tr("Add your own…"))
+        self.edit_button = QPushButton(self.tr("Copy and edit…"))
+        self.add_button.clicked.connect(lambda: self.edit_row(None))
+        self.edit_button.clicked.connect(lambda: self.edit_row(self.selected_row()))
+        top.addWidget(self.add_button)
+        top.addWidget(self.edit_button)
+        lay.addLayout(top)
+        split = QSplitter(Qt.Horizontal)
+        self.tabs = QTabWidget()
+        self.models, self.proxies, self.views = {}, {}, {}
+        for kind, title in (("gpus", self.tr("GPUs")), ("instances", self.tr("Cloud instances")),
+                            ("fabrics", self.tr("Interconnects"))):
+            model = RowsTableModel([Column(c, c.replace("_", " ")) for c in SHOWN[kind]])
+            proxy = SortProxy()
+            proxy.setSourceModel(model)
+            view = QTableView()
+            view.setModel(proxy)
+            view.setSortingEnabled(True)
+            view.setSelectionBehavior(QAbstractItemView.SelectRows)
+            view.setSelectionMode(QAbstractItemView.SingleSelection)
+            view.verticalHeader().setVisible(False)
+            view.setAlternatingRowColors(True)
+            view.selectionModel().selectionChanged.connect(lambda *_a: self.show_details())
+            self.models[kind], self.proxies[kind], self.views[kind] = model, proxy, view
+            self.tabs.addTab(view, title)
+        split.addWidget(self.tabs)
+        self.details = QTextBrowser()
+        self.details.setOpenExternalLinks(True)
+        split.addWidget(self.details)
+        split.setSizes([1000, 400])
+        lay.addWidget(split)
+        self.count = QLabel()
+        lay.addWidget(self.count)
+        self.filter.textChanged.connect(self._filter)
+        self.tabs.currentChanged.connect(lambda _i: (self.show_details(), self._count()))
+        self.reload()
+
+    def kind(self) -> str:
+        return ("gpus", "instances", "fabrics")[self.tabs.currentIndex()]
+
+    def reload(self):
+        tables = {"gpus": self.db.gpus, "instances": self.db.instances, "fabrics": self.db.fabrics}
+        for kind, df in tables.items():
+            rows = [{k: _clean(v) for k, v in r.items()} for r in df.to_dict("records")]
+            self.models[kind].set_rows(rows)
+            self.views[kind].resizeColumnsToContents()
+        self._count()
+
+    def _filter(self, text):
+        for p in self.proxies.values():
+            p.setFilterFixedString(text)
+        self._count()
+
+    def _count(self):
+        k = self.kind()
+        self.count.setText(self.tr("{shown} of {total} rows").format(shown=self.proxies[k].rowCount(),
+                                                                   total=self.models[k].rowCount()))
+
+    def selected_row(self) -> dict | None:
+        k = self.kind()
+        sel = self.views[k].selectionModel().selectedRows()
+        if not sel:
+            return None
+        return self.models[k].rows[self.proxies[k].mapToSource(sel[0]).row()]
+
+    def show_details(self):
+        row = self.selected_row()
+        if row is None:
+            self.details.setHtml(self.tr("<p>Select a row to see every value with its source.</p>"))
+            return
+        src = row.get("source_url") or ""
+        date = row.get("retrieved") or row.get("price_date") or ""
+        parts = [f"<h3>{html.escape(str(row.get('name') or row.get('instance_id') or row.get('id')))}</h3>",
+                 f"<p><b>{self.tr('Source')}:</b> <a href='{html.escape(src)}'>{html.escape(src)}</a><br>"
+                 f"<b>{self.tr('Date')}:</b> {html.escape(str(date))}<br>"
+                 f"<b>{self.tr('Origin')}:</b> {html.escape(str(row.get('origin', '')))}</p><table>"]
+        for k, v in row.items():
+            if v is None or k in ("source_url",):
+                continue
+            parts.append(f"<tr><td style='color:#555;padding-right:8px'>{html.escape(k)}</td>"
+                         f"<td>{html.escape(str(v))}</td></tr>")
+        parts.append("</table>")
+        self.details.setHtml("".join(parts))
+
+    def _udb(self):
+        if self.userdb is None:
+            from planner_app.specdb.userdb import UserDB
+            self.userdb = UserDB.open_default()
+        return self.userdb
+
+    def edit_row(self, row):
+        kind = self.kind()
+        base = None
+        if row is not None:
+            names = {c.name for c in FILES[kind]}
+            base = {k: v for k, v in row.items() if k in names}
+        d = RowDialog(kind, self._udb(), base, self)
+        if d.exec() == QDialog.Accepted:
+            self.refresh_database()
+
+    def refresh_database(self):
+        from planner_app.specdb.catalog import SpecDB
+        new = SpecDB(self.db.data_dir, user_db=self._udb())
+        self.db.__dict__.update(new.__dict__)  # every page shares this object
+        self.reload()
+        self.database_changed.emit()

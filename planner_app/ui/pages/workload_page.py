@@ -1,0 +1,237 @@
+"""Workload page: the model (preset, imported config.json, or edited dimensions) and the
+training or inference setup shared by every plan."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
+                               QVBoxLayout, QWidget)
+
+from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZERS, RECIPES, RECOMPUTES,
+                                    WEIGHT_DTYPES)
+from planner_app.ui.fields import ChoiceField, IntField, NumberField
+
+DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
+        ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
+        ("vocab", "vocabulary", 1, 1 << 22))
+
+
+class WorkloadPage(QWidget):
+    def __init__(self, doc, db, parent=None):
+        super().__init__(parent)
+        self.doc, self.db = doc, db
+        self._loading = False
+        self._base_model = None
+        root = QHBoxLayout(self)
+
+        # ---- model ----------------------------------------------------------------------
+        mbox = QGroupBox(self.tr("Model"))
+        mform = QFormLayout(mbox)
+        self.model_combo = ChoiceField([(m, m) for m in db.model_ids()])
+        self.model_combo.setMaxVisibleItems(20)
+        imp = QPushButton(self.tr("Import config.json…"))
+        imp.clicked.connect(self._import_dialog)
+        row = QHBoxLayout()
+        row.addWidget(self.model_combo, 1)
+        row.addWidget(imp)
+        mform.addRow(self.tr("Preset"), row)
+        self.model_summary = QLabel()
+        self.model_summary.setWordWrap(True)
+        self.model_summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        mform.addRow(self.tr("Parameters"), self.model_summary)
+        self.dims = {}
+        dim_labels = {"hidden": self.tr("Hidden size"), "layers": self.tr("Layers"),
+                      "heads": self.tr("Attention heads"), "kv_heads": self.tr("Key/value heads"),
+                      "ffn_hidden": self.tr("Feed-forward size"), "vocab": self.tr("Vocabulary")}
+        for key, label, lo, hi in DIMS:
+            f = IntField(lo, hi, lo)
+            f.valueChanged.connect(self._dims_edited)
+            self.dims[key] = f
+            mform.addRow(dim_labels[key], f)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #b00;")
+        self.error.setWordWrap(True)
+        mform.addRow(self.error)
+        root.addWidget(mbox, 1)
+
+        # ---- setup ------------------------------------------------------------------------
+        sbox = QGroupBox(self.tr("Setup"))
+        slay = QVBoxLayout(sbox)
+        self.mode = ChoiceField([("training", self.tr("Training")), ("inference", self.tr("Inference"))])
+        top = QFormLayout()
+        top.addRow(self.tr("Mode"), self.mode)
+        slay.addLayout(top)
+        self.stack = QStackedWidget()
+        slay.addWidget(self.stack)
+        slay.addStretch(1)
+        root.addWidget(sbox, 1)
+
+        train = QWidget()
+        tf = QFormLayout(train)
+        self.micro_batch = IntField(1, 4096, 1)
+        self.seq_len = IntField(1, 4_194_304, 4096)
+        self.global_batch = IntField(0, 1 << 24, 0, special=self.tr("auto"))
+        self.tokens = NumberField(self.tr("Tokens"), placeholder=self.tr("e.g. 1e12 (optional)"))
+        self.recipe = ChoiceField([(None, self.tr("auto"))] + [(r, r) for r in RECIPES])
+        self.optimizer = ChoiceField([(o, o) for o in OPTIMIZERS], "adamw")
+        self.attention = ChoiceField([(None, self.tr("auto"))] + [(a, a) for a in ATTENTIONS])
+        self.recompute = ChoiceField([(r, r) for r in RECOMPUTES], "none")
+        self.framework = ChoiceField([(f, f) for f in FRAMEWORKS], "pytorch")
+        self.offload = ChoiceField([(o, o) for o in OFFLOADS], "none")
+        for label, w in ((self.tr("Micro-batch"), self.micro_batch), (self.tr("Sequence length"), self.seq_len),
+                         (self.tr("Global batch"), self.global_batch), (self.tr("Tokens"), self.tokens),
+                         (self.tr("Recipe"), self.recipe), (self.tr("Optimizer"), self.optimizer),
+                         (self.tr("Attention"), self.attention), (self.tr("Recomputation"), self.recompute),
+                         (self.tr("Framework"), self.framework), (self.tr("Offload"), self.offload)):
+            tf.addRow(label, w)
+        self.stack.addWidget(train)
+
+        infer = QWidget()
+        inf = QFormLayout(infer)
+        self.batch = IntField(1, 65536, 1)
+        self.prompt_len = IntField(1, 4_194_304, 1024)
+        self.new_tokens = IntField(1, 1_048_576, 128)
+        self.weights_dtype = ChoiceField([(d, d) for d in WEIGHT_DTYPES], "bf16")
+        self.kv_dtype = ChoiceField([(d, d) for d in KV_DTYPES], "bf16")
+        self.target = NumberField(self.tr("Target tokens/s"), placeholder=self.tr("optional"))
+        for label, w in ((self.tr("Concurrent sequences"), self.batch), (self.tr("Prompt length"), self.prompt_len),
+                         (self.tr("New tokens"), self.new_tokens), (self.tr("Weights"), self.weights_dtype),
+                         (self.tr("KV cache"), self.kv_dtype), (self.tr("Target tokens/s"), self.target)):
+            inf.addRow(label, w)
+        self.stack.addWidget(infer)
+
+        self.model_combo.currentIndexChanged.connect(self._preset_chosen)
+        self.mode.currentIndexChanged.connect(self._edited)
+        for w in (self.micro_batch, self.seq_len, self.global_batch, self.batch, self.prompt_len, self.new_tokens):
+            w.valueChanged.connect(self._edited)
+        for w in (self.recipe, self.optimizer, self.attention, self.recompute, self.framework, self.offload,
+                  self.weights_dtype, self.kv_dtype):
+            w.currentIndexChanged.connect(self._edited)
+        self.tokens.value_changed.connect(self._edited)
+        self.target.value_changed.connect(self._edited)
+        doc.changed.connect(self._doc_changed)
+        self.load_from_doc()
+
+    # ---- document -> widgets -----------------------------------------------------------------
+    def _doc_changed(self, what):
+        if what in ("all",):
+            self.load_from_doc()
+
+    def load_from_doc(self):
+        self._loading = True
+        try:
+            w = self.doc.data["workload"]
+            model = w.get("model")
+            if isinstance(model, str):
+                self.model_combo.set_value(model)
+            self._show_model(model)
+            self.mode.set_value(w.get("mode", "training"))
+            self.stack.setCurrentIndex(0 if w.get("mode", "training") == "training" else 1)
+            self.micro_batch.setValue(int(w.get("micro_batch", 1)))
+            self.seq_len.setValue(int(w.get("seq_len") or 4096))
+            self.global_batch.setValue(int(w.get("global_batch") or 0))
+            self.tokens.set_value(w.get("tokens"))
+            for key, field, default in (("recipe", self.recipe, None), ("optimizer", self.optimizer, "adamw"),
+                                        ("attention", self.attention, None), ("recompute", self.recompute, "none"),
+                                        ("framework", self.framework, "pytorch"), ("offload", self.offload, "none"),
+                                        ("weights_dtype", self.weights_dtype, "bf16"), ("kv_dtype", self.kv_dtype, "bf16")):
+                field.set_value(w.get(key, default))
+            self.batch.setValue(int(w.get("batch", 1)))
+            self.prompt_len.setValue(int(w.get("prompt_len", 1024)))
+            self.new_tokens.setValue(int(w.get("new_tokens", 128)))
+            self.target.set_value(w.get("target_tokens_per_s"))
+        finally:
+            self._loading = False
+
+    def _show_model(self, model_ref):
+        from planner_app.resolve import resolve_model
+        try:
+            m = resolve_model(model_ref, self.db)
+        except Exception as e:  # noqa: BLE001 - shown at the field
+            self.error.setText(str(e))
+            return
+        self.error.setText("")
+        self._base_model = m
+        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{m.summary()}")
+        was = self._loading
+        self._loading = True
+        for key, _, _, _ in DIMS:
+            v = getattr(m, key, None)
+            if v:
+                self.dims[key].setValue(int(v))
+            self.dims[key].setEnabled(bool(v))
+        self._loading = was
+
+    # ---- widgets -> document ---------------------------------------------------------------
+    def _preset_chosen(self):
+        if self._loading:
+            return
+        name = self.model_combo.value()
+        self._show_model(name)
+        self.doc.update_workload(model=name)
+
+    def _dims_edited(self):
+        if self._loading or self._base_model is None:
+            return
+        from dataclasses import replace
+
+        from planner_app.core.hf_config import model_to_hf_config
+        changes = {k: f.value() for k, f in self.dims.items() if f.isEnabled()}
+        if changes.get("kv_heads") and changes.get("heads") and changes["heads"] % changes["kv_heads"]:
+            self.error.setText(self.tr("attention heads must be a multiple of key/value heads"))
+            return
+        if changes.get("hidden") and changes.get("heads") and changes["hidden"] % changes["heads"]:
+            self.error.setText(self.tr("hidden size must be a multiple of attention heads"))
+            return
+        try:
+            m = replace(self._base_model, **changes)
+            cfg = model_to_hf_config(m)
+        except Exception as e:  # noqa: BLE001 - shown at the field
+            self.error.setText(str(e))
+            return
+        self.error.setText("")
+        base_name = self._base_model.name.replace(" (edited)", "")
+        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{m.summary()}")
+        self.doc.update_workload(model={"name": f"{base_name} (edited)", "hf_config": cfg})
+
+    def import_config(self, path: str) -> bool:
+        """Read a Hugging Face config.json into the workload (embedded in the scenario)."""
+        from planner_app.core.hf_config import model_from_hf_config
+        try:
+            with open(path, encoding="utf-8") as f:
+                cfg = json.load(f)
+            m = model_from_hf_config(cfg, cfg.get("_name_or_path") or path.rsplit("/", 1)[-1])
+        except (OSError, ValueError) as e:
+            self.error.setText(self.tr("cannot import {path}: {err}").format(path=path, err=e))
+            return False
+        except Exception as e:  # noqa: BLE001 - InputError names the field
+            self.error.setText(self.tr("cannot import {path}: {err}").format(path=path, err=e))
+            return False
+        ref = {"name": m.name, "hf_config": cfg}
+        self._show_model(ref)
+        self.doc.update_workload(model=ref)
+        return True
+
+    def _import_dialog(self):
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Import a Hugging Face config.json"), "",
+                                              self.tr("JSON files (*.json)"))
+        if path:
+            self.import_config(path)
+
+    def _edited(self):
+        if self._loading:
+            return
+        mode = self.mode.value()
+        self.stack.setCurrentIndex(0 if mode == "training" else 1)
+        self.doc.update_workload(
+            mode=mode, micro_batch=self.micro_batch.value(), seq_len=self.seq_len.value(),
+            global_batch=self.global_batch.value_or_none(), tokens=self.tokens.value(), recipe=self.recipe.value(),
+            optimizer=self.optimizer.value(), attention=self.attention.value(), recompute=self.recompute.value(),
+            framework=self.framework.value(), offload=self.offload.value(),
+            batch=self.batch.value() if mode == "inference" else None,
+            prompt_len=self.prompt_len.value() if mode == "inference" else None,
+            new_tokens=self.new_tokens.value() if mode == "inference" else None,
+            weights_dtype=self.weights_dtype.value() if mode == "inference" else None,
+            kv_dtype=self.kv_dtype.value() if mode == "inference" else None,
+            target_tokens_per_s=self.target.value() if mode == "inference" else None)
