@@ -2,6 +2,7 @@
 
     python tools/update_translations.py            # lupdate -> glossary fill -> lrelease
     python tools/update_translations.py --no-fill  # lupdate -> lrelease only
+    python tools/update_translations.py --refresh  # also apply glossary changes to finished entries
     python tools/update_translations.py --check    # change nothing; exit 1 when out of date
 
 Steps:
@@ -135,6 +136,8 @@ def _copy_or_new(src: str, dst: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="lupdate + glossary fill + lrelease for zh_CN")
     ap.add_argument("--no-fill", action="store_true", help="do not fill entries from the glossary")
+    ap.add_argument("--refresh", action="store_true",
+                    help="also rewrite finished entries that the glossary now translates differently")
     ap.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 when the committed .ts/.qm differ from a fresh run")
     args = ap.parse_args(argv)
@@ -154,7 +157,7 @@ def main(argv=None) -> int:
         print(run_lupdate(ts))
         missing = []
         if not args.no_fill:
-            result = translate_zh_cn.fill(ts, translate_zh_cn.load_glossary())
+            result = translate_zh_cn.fill(ts, translate_zh_cn.load_glossary(), refresh=args.refresh)
             missing = result.missing
             print(f"glossary: {result.filled} filled, {result.finished} finished, {len(missing)} untranslated")
             # Let lupdate write the file back in its own layout, so diffs stay small.

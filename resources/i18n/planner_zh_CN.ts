@@ -67,7 +67,7 @@
     </message>
     <message>
         <source>Tokens/s</source>
-        <translation>tokens/s</translation>
+        <translation>token/秒</translation>
     </message>
     <message>
         <source>MFU</source>
@@ -75,11 +75,11 @@
     </message>
     <message>
         <source>Time to train</source>
-        <translation>训练时长</translation>
+        <translation>训练时间</translation>
     </message>
     <message>
         <source>GPU-hours</source>
-        <translation>GPU 时</translation>
+        <translation>GPU 小时</translation>
     </message>
     <message>
         <source>Cost on-demand</source>
@@ -126,7 +126,7 @@
     </message>
     <message>
         <source>Time to train (days)</source>
-        <translation>训练时长 (days)</translation>
+        <translation>训练时间（天）</translation>
     </message>
     <message>
         <source>Step time (s)</source>
@@ -138,7 +138,7 @@
     </message>
     <message>
         <source>Decode tokens/s</source>
-        <translation>解码 tokens/s</translation>
+        <translation>解码 token/秒</translation>
     </message>
     <message>
         <source>USD per million tokens</source>
@@ -430,7 +430,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Tokens/s</source>
-        <translation>tokens/s</translation>
+        <translation>token/秒</translation>
     </message>
     <message>
         <source>MFU</source>
@@ -438,11 +438,11 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Time to train</source>
-        <translation>训练时长</translation>
+        <translation>训练时间</translation>
     </message>
     <message>
         <source>GPU-hours</source>
-        <translation>GPU 时</translation>
+        <translation>GPU 小时</translation>
     </message>
     <message>
         <source>Cost</source>
@@ -450,7 +450,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Assumptions</source>
-        <translation>假设条件</translation>
+        <translation>假设</translation>
     </message>
     <message>
         <source>Plan {n}</source>
@@ -703,7 +703,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <name>ScalingPage</name>
     <message>
         <source>weak scaling (global batch grows with the nodes)</source>
-        <translation>弱扩展 (global batch grows with the nodes)</translation>
+        <translation>弱扩展（全局批大小随节点数增加）</translation>
     </message>
     <message>
         <source>Node counts</source>
@@ -727,7 +727,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Tokens/s</source>
-        <translation>tokens/s</translation>
+        <translation>token/秒</translation>
     </message>
     <message>
         <source>Efficiency</source>
@@ -904,7 +904,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Interconnects</source>
-        <translation>网络互连</translation>
+        <translation>互连网络</translation>
     </message>
     <message>
         <source>{shown} of {total} rows</source>
@@ -1023,7 +1023,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Target tokens/s</source>
-        <translation>目标 tokens/s</translation>
+        <translation>目标 token/秒</translation>
     </message>
     <message>
         <source>optional</source>
