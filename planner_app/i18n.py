@@ -7,10 +7,10 @@ How to write a string so that pyside6-lupdate (Qt 6.12's Python parser) extracts
 the context it is looked up in at run time. Only string literals are extracted (no
 f-strings, no variables); ``.format(...)`` or ``.replace("%1", ...)`` after the call is fine.
 
-- In a QObject subclass: ``self.tr("Save")``. lupdate files it under the class name, and
-  PySide looks it up under the class of ``self``. A string defined in a base class and
-  run from a subclass is therefore *not* found: there, use the form below.
-- Everywhere else (reports, table models, helpers, base classes)::
+- In a QObject subclass: ``self.tr("Save")``. lupdate files it under the name of the
+  class whose body holds the call; PySide 6.12 looks it up under the class of ``self``
+  and then its base classes, so a base class's strings also work from its subclasses.
+- Everywhere else (reports, table models, helpers, plain functions)::
 
       from planner_app.i18n import tr as translate
       translate("ReportPage", "Assumptions")
