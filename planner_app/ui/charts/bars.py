@@ -15,11 +15,13 @@ class StackedBarChart(ChartBase):
         super().__init__(title, parent)
         self.unit = unit
         self.plot.setLabel("left", unit)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
+        self.legend = self.plot.addLegend(offset=(-4, 4), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
         self._bars: dict[str, pg.BarGraphItem] = {}
-        self._limit = pg.ScatterPlotItem(symbol="_", size=60, pen=pg.mkPen("#c00", width=3), brush=None)
-        self._limit_label = "capacity"
+        # the capacity: one red segment over each bar (pairs of points)
+        self._limit = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen("#c00", width=3,
+                                                                           style=pg.QtCore.Qt.DashLine))
         self.plot.addItem(self._limit)
+        self._limit_in_legend = False
         self._labels: list[pg.TextItem] = []
         self.plot.getAxis("bottom").setStyle(tickTextOffset=6)
 
@@ -46,18 +48,25 @@ class StackedBarChart(ChartBase):
                 bar.setVisible(False)
         self._sync_legend()
         if limits is not None:
-            self._limit.setData(x=x, y=np.asarray(limits, dtype=float))
+            lim = np.asarray(limits, dtype=float)
+            self._limit.setData(np.column_stack([x - 0.38, x + 0.38]).ravel(), np.repeat(lim, 2))
+            if not self._limit_in_legend:
+                self.legend.addItem(self._limit, "GPU capacity")
+                self._limit_in_legend = True
         else:
-            self._limit.setData(x=[], y=[])
+            self._limit.setData([], [])
         self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(categories)]])
         top = max(float(bottom.max()) if len(bottom) else 1.0, float(np.max(limits)) if limits is not None and len(limits) else 0.0)
-        self.plot.setXRange(-0.6, max(len(categories) - 0.4, 0.6), padding=0)
-        self.plot.setYRange(0, top * 1.15 if top > 0 else 1.0, padding=0)
+        # room on the right for the legend
+        self.plot.setXRange(-0.6, len(categories) - 0.4 + 1.3, padding=0)
+        self.plot.setYRange(0, top * 1.12 if top > 0 else 1.0, padding=0)
         self.totals = bottom
 
     def _sync_legend(self):
         for sample, label in list(self.legend.items):
             item = sample.item
+            if item is self._limit:
+                continue
             sample.setVisible(item.isVisible())
             label.setVisible(item.isVisible())
 

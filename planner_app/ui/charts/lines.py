@@ -29,6 +29,9 @@ class ScalingChart(ChartBase):
         for i, (name, (xs, ys)) in enumerate((reference or {}).items()):
             self._curve(f"{name} (no overlap)", PALETTE[i % len(PALETTE)], True).setData(
                 np.asarray(xs, float), np.asarray(ys, float) * 100)
+        nodes = sorted({int(x) for xs, _ in curves.values() for x in xs if x > 0})
+        if nodes:  # ticks at the node counts themselves (log axis positions)
+            self.plot.getAxis("bottom").setTicks([[(float(np.log10(n)), str(n)) for n in nodes]])
         self.plot.setYRange(0, 105, padding=0)
 
     def _curve(self, name, color, dashed):
@@ -92,6 +95,7 @@ class RooflineChart(ChartBase):
         self.plot.setLogMode(x=True, y=True)
         self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
         self.plot.setLabel("left", "TFLOP/s")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
         self._roof = self.plot.plot([], [], pen=pg.mkPen("#444", width=2), name="datasheet roof")
         self._measured_roof = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2, style=pg.QtCore.Qt.DashLine),

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHB
 
 from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.models.table_model import Column, RowsTableModel
-from planner_app.ui.pages.hardware import hardware_choices
+from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
 
 # (key, label, unit, better: "min"/"max"/None, getter)
@@ -78,7 +78,7 @@ class AddInstancesDialog(QDialog):
         self.list = QListWidget()
         for kind, ident, label in hardware_choices(db):
             it = QListWidgetItem(label)
-            it.setData(Qt.UserRole, (kind, ident))
+            it.setData(Qt.UserRole, hw_key(kind, ident))
             it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
             it.setCheckState(Qt.Unchecked)
             self.list.addItem(it)
@@ -92,11 +92,11 @@ class AddInstancesDialog(QDialog):
     def check(self, idents: list[str]) -> None:
         for i in range(self.list.count()):
             it = self.list.item(i)
-            if it.data(Qt.UserRole)[1] in idents:
+            if parse_hw_key(it.data(Qt.UserRole))[1] in idents:
                 it.setCheckState(Qt.Checked)
 
     def chosen(self) -> list[tuple[str, str]]:
-        return [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())
+        return [parse_hw_key(self.list.item(i).data(Qt.UserRole)) for i in range(self.list.count())
                 if self.list.item(i).checkState() == Qt.Checked]
 
 
@@ -125,7 +125,7 @@ class ComparePage(QWidget):
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setMinimumSectionSize(90)
         self.table.verticalHeader().setVisible(False)
         self.table.setAlternatingRowColors(True)
         lay.addWidget(self.table, 3)
@@ -169,12 +169,16 @@ class ComparePage(QWidget):
         self.model.set_columns([Column("metric", self.tr("Metric"))] +
                                [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
         self.model.set_rows(rows, bold)
-        self.table.resizeColumnsToContents()
+        from PySide6.QtWidgets import QHeaderView
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        for j in range(len(names)):
+            hh.setSectionResizeMode(j + 1, QHeaderView.Stretch)
         errs = [f"{r['name']}: {r['error']}" for r in results if "error" in r]
         self.status.setText(self.tr("{n} plans; bold = best among the plans that fit").format(n=len(results))
                             + ("\n" + "\n".join(errs) if errs else ""))
         ests = [r.get("estimate") for r in results]
-        short = [n if len(n) <= 18 else n[:17] + "…" for n in names]
+        short = [n if len(n) <= 14 else n[:13] + "…" for n in names]
 
         def series(get):
             vals = []

@@ -18,3 +18,13 @@ def plan_hardware(plan: dict) -> tuple[str, str]:
     if plan.get("instance"):
         return "instance", plan["instance"]
     return "gpu", plan.get("gpu") or ""
+
+
+def hw_key(kind: str, ident: str) -> str:
+    """A string key for item data (Qt compares strings reliably, not Python tuples)."""
+    return f"{kind}:{ident}"
+
+
+def parse_hw_key(key: str) -> tuple[str, str]:
+    kind, _, ident = (key or "").partition(":")
+    return kind, ident

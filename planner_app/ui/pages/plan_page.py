@@ -11,7 +11,7 @@ from planner_app import units
 from planner_app.core.setup import PP_SCHEDULES
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import ChoiceField, IntField
-from planner_app.ui.pages.hardware import hardware_choices, plan_hardware
+from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 
 DEBOUNCE_MS = 150
@@ -70,7 +70,7 @@ class PlanPage(QWidget):
         self.hardware.setInsertPolicy(QComboBox.NoInsert)
         self.hardware.setMaxVisibleItems(25)
         for kind, ident, label in hardware_choices(db):
-            self.hardware.addItem(label, (kind, ident))
+            self.hardware.addItem(label, hw_key(kind, ident))
         self.hardware.completer().setFilterMode(Qt.MatchContains)
         self.hardware.completer().setCaseSensitivity(Qt.CaseInsensitive)
         self.gpus = IntField(0, 1_000_000, 0, special=self.tr("auto"))
@@ -177,11 +177,11 @@ class PlanPage(QWidget):
             p = plans[self.index]
             self.name.setText(p.get("name", ""))
             kind_id = plan_hardware(p)
-            i = self.hardware.findData(kind_id)
+            i = self.hardware.findData(hw_key(*kind_id))
             if i < 0 and kind_id[1]:
                 try:  # a differently spelled GPU name: find its id
                     g = self.db.gpu(kind_id[1]) if kind_id[0] == "gpu" else None
-                    i = self.hardware.findData(("gpu", g.id)) if g else -1
+                    i = self.hardware.findData(hw_key("gpu", g.id)) if g else -1
                 except Exception:  # noqa: BLE001 - unknown: leave the field for the user
                     i = -1
             if i >= 0:
@@ -233,7 +233,7 @@ class PlanPage(QWidget):
         if data is None:
             self.error.setText(self.tr("GPU or instance: choose one from the list"))
             return
-        kind, ident = data
+        kind, ident = parse_hw_key(data)
         values = {"name": self.name.text().strip() or None, "gpu": ident if kind == "gpu" else None,
                   "instance": ident if kind == "instance" else None, "gpus": self.gpus.value_or_none(),
                   "gpus_per_node": self.gpus_per_node.value_or_none(),

@@ -63,6 +63,7 @@ class ProbePage(QWidget):
         il.addWidget(inv)
         top.addWidget(inv_box, 2)
         tel_box = QGroupBox(self.tr("Live telemetry"))
+        self.tel_box = tel_box
         tl = QHBoxLayout(tel_box)
         self.util_chart = TelemetryChart(self.tr("Utilization"), "%")
         self.power_chart = TelemetryChart(self.tr("Power"), "W")
@@ -100,6 +101,7 @@ class ProbePage(QWidget):
             Column("value", self.tr("Measured"), fmt=lambda v: f"{v:,.2f}"), Column("unit", self.tr("Unit"))])
         res = QTableView()
         res.setModel(self.res_model)
+        res.horizontalHeader().setStretchLastSection(True)
         res.verticalHeader().setVisible(False)
         bl.addWidget(res, 1)
         self.verdicts = QListWidget()
@@ -159,7 +161,7 @@ class ProbePage(QWidget):
             self.sampler = Sampler(indices=[g["index"] for g in gpus] or [0], hz=2.0, capacity=600,
                                    sample_fn=self.sample_fn)
         else:
-            self.util_chart.set_title(self.tr("Utilization (no NVIDIA GPU: telemetry off)"))
+            self.tel_box.setTitle(self.tr("Live telemetry (off: no NVIDIA GPU visible through NVML)"))
 
     def showEvent(self, event):  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -236,21 +238,22 @@ class ProbePage(QWidget):
         self.result = res
         dev = res["device"]
         self.gpu = match_gpu(self.db, dev.get("name")) if dev.get("kind") != "cpu" else None
-        rows = [{"what": f"{r['dtype']} GEMM", "size": f"{r['m']}×{r['n']}×{r['k']}", "value": r["tflops"],
-                 "unit": "TFLOP/s"} for r in res["gemm"]]
+        best = max((r["tflops"] for r in res["gemm"]), default=0.0)
+        scale, unit = (1.0, "TFLOP/s") if best >= 1.0 else (1e3, "GFLOP/s")  # CPUs: GFLOP/s reads better
+        rows = [{"what": f"{r['dtype']} GEMM", "size": f"{r['m']}×{r['n']}×{r['k']}", "value": r["tflops"] * scale,
+                 "unit": unit} for r in res["gemm"]]
         rows += [{"what": b["kind"], "size": f"{b.get('bytes', 0) / 2**20:,.0f} MiB" if b.get("bytes") else "",
                   "value": b["gbps"], "unit": "GB/s"} for b in res["bandwidth"]]
         self.res_model.set_rows(rows)
         self.verdicts.clear()
         for v in all_verdicts(res, self.gpu, []):
             self.verdicts.addItem(("✔ " if v["status"] in ("normal", "info") else "⚠ ") + v["text"])
-        best = max((r["tflops"] for r in res["gemm"]), default=None)
         copy = next((b["gbps"] for b in res["bandwidth"] if b["kind"] == "copy"), None)
         peak = self.gpu.bf16_tflops if self.gpu else None
         bw = self.gpu.mem_bw_gb_s if self.gpu else None
         self.roofline.set_data(peak, bw, [(gemm_intensity(r), r["tflops"]) for r in res["gemm"]], best, copy)
-        self.status.setText(self.tr("{dev} with {backend}: best GEMM {t:,.1f} TFLOP/s").format(
-            dev=dev.get("name", "?"), backend=res["backend"], t=best or 0))
+        self.status.setText(self.tr("{dev} with {backend}: best GEMM {t:,.1f} {unit}").format(
+            dev=dev.get("name", "?"), backend=res["backend"], t=(best or 0) * scale, unit=unit))
         self.save_button.setEnabled(self.gpu is not None)
         self.validate_button.setEnabled(self.gpu is not None)
         if self.gpu is None:

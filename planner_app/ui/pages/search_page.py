@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLab
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel
-from planner_app.ui.pages.hardware import hardware_choices
+from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
 
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
@@ -66,7 +66,7 @@ class SearchPage(QWidget):
         self.machines = QListWidget()
         for kind, ident, label in hardware_choices(db):
             it = QListWidgetItem(label)
-            it.setData(Qt.UserRole, (kind, ident))
+            it.setData(Qt.UserRole, hw_key(kind, ident))
             it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
             it.setCheckState(Qt.Checked if ident in DEFAULT_MACHINES else Qt.Unchecked)
             self.machines.addItem(it)
@@ -125,7 +125,7 @@ class SearchPage(QWidget):
         lay.addLayout(right, 3)
 
     def selected_machines(self):
-        return [self.machines.item(i).data(Qt.UserRole) for i in range(self.machines.count())
+        return [parse_hw_key(self.machines.item(i).data(Qt.UserRole)) for i in range(self.machines.count())
                 if self.machines.item(i).checkState() == Qt.Checked]
 
     def run_search(self):
