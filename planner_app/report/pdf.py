@@ -5,7 +5,10 @@ bundled WenQuanYi Micro Hei font is used throughout so CJK text embeds. The only
 module of the report package."""
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import sys
 
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QGuiApplication, QPageLayout,
@@ -25,6 +28,24 @@ HEADER_PX = 30.0
 FOOTER_PX = 30.0
 FONT_FILE = "wqy-microhei.ttc"
 _font_family: list = []
+
+
+@contextlib.contextmanager
+def _keep_none_alive():
+    """PySide6 6.12.0 drops a reference to ``None`` on every call of an overloaded method
+    (QPainter.setPen, drawRect, ...); after a few thousand calls the interpreter aborts
+    with "none_dealloc" (seen with 6.12.0, not with 6.11). Give back what was lost while
+    painting. An extra reference to None is harmless, a missing one is fatal."""
+    before = sys.getrefcount(None)
+    try:
+        yield
+    finally:
+        lost = before - sys.getrefcount(None)
+        if lost > 0:
+            incref = ctypes.pythonapi.Py_IncRef
+            incref.argtypes = [ctypes.py_object]
+            for _ in range(lost):
+                incref(None)
 
 
 class ReportError(Exception):
@@ -164,6 +185,11 @@ def _build_documents(report, family: str, width_px: float, height_px: float) -> 
 
 def write_pdf(report, path: str, paper: str = "A4", progress=None) -> int:
     """Write the report to ``path`` (any writable file name); returns the page count."""
+    with _keep_none_alive():
+        return _write_pdf(report, path, paper, progress)
+
+
+def _write_pdf(report, path, paper, progress) -> int:
     ensure_app()
     family = report_font_family()
     s = Strings(report.lang)
