@@ -105,11 +105,30 @@ step gui-smoke "" env QT_QPA_PLATFORM=offscreen "$BIN" gui --smoke-test
 # The probe's worker subprocess is the bundle itself (see packaging/gpu_planner_entry.py).
 step probe-cpu 'import json, sys; d = json.load(open(sys.argv[1])); assert d["gemm"], d; print("best CPU GEMM %.0f GFLOP/s" % (1e3 * max(g["tflops"] for g in d["gemm"])))' \
     "$BIN" probe --backend numpy --quick --json
+# A Chinese PDF report from a shipped example: the .qm catalogue, the CJK font and the
+# examples folder all come from the bundle.
+EXAMPLE=$(ls "$BUNDLE"/_internal/examples/*.json 2>/dev/null | head -n 1)
+PDF_CHECK='
+import sys
+data = open(sys.argv[1].replace(".out", ".pdf"), "rb").read()
+assert data.startswith(b"%PDF") and len(data) > 10000, len(data)
+print("%d kB" % (len(data) // 1024))
+'
+step report-zh "$PDF_CHECK" env QT_QPA_PLATFORM=offscreen "$BIN" report "$EXAMPLE" -o "$SMOKE_DIR/report-zh.pdf" --lang zh_CN
+if [ -f "$SMOKE_DIR/report-zh.pdf" ] && command -v pdftotext >/dev/null; then
+    if pdftotext -enc UTF-8 "$SMOKE_DIR/report-zh.pdf" - 2>/dev/null | grep "报告" >/dev/null; then
+        echo "report-zh: Chinese text extracted from the PDF"
+    else
+        results+=("FAIL  report-zh (no Chinese text in the PDF)")
+        failed=1
+    fi
+fi
 
 echo "== smoke tests"
 for r in "${results[@]}"; do echo "  $r"; done
 echo "  version: $(head -n 1 "$SMOKE_DIR/version.out")"
 echo "  estimate: $(cat "$SMOKE_DIR/estimate.out.check" 2>/dev/null | tail -n 1)"
 echo "  probe: $(cat "$SMOKE_DIR/probe-cpu.out.check" 2>/dev/null | tail -n 1)"
+echo "  report: $(cat "$SMOKE_DIR/report-zh.out.check" 2>/dev/null | tail -n 1) ($(basename "$EXAMPLE"), zh_CN)"
 rm -rf "$SMOKE_DIR"
 exit $failed
