@@ -644,8 +644,12 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>通过 NVML 检测到 {n} 个 GPU</translation>
     </message>
     <message>
-        <source>Utilization (no NVIDIA GPU: telemetry off)</source>
-        <translation>利用率（无 NVIDIA GPU：遥测已关闭）</translation>
+        <source>Live telemetry (off: no NVIDIA GPU visible through NVML)</source>
+        <translation>实时遥测（已关闭：NVML 未检测到 NVIDIA GPU）</translation>
+    </message>
+    <message>
+        <source>{dev} with {backend}: best GEMM {t:,.1f} {unit}</source>
+        <translation>{dev}（{backend}）：最佳 GEMM {t:,.1f} {unit}</translation>
     </message>
     <message>
         <source>Running…</source>
@@ -658,10 +662,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Probe failed: {err}</source>
         <translation>探测失败：{err}</translation>
-    </message>
-    <message>
-        <source>{dev} with {backend}: best GEMM {t:,.1f} TFLOP/s</source>
-        <translation>{dev}（{backend}）：最佳 GEMM {t:,.1f} TFLOP/s</translation>
     </message>
     <message>
         <source>Profiles calibrate GPU estimates: run on a GPU from the spec database</source>
