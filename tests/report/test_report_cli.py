@@ -127,3 +127,48 @@ def test_write_report_refuses_bad_arguments(db, tmp_path):
     with pytest.raises(InputError):
         write_report(rep, str(tmp_path), "pdf")  # a folder
     assert os.listdir(tmp_path) == []
+
+
+def _cli_args(options: dict) -> list[str]:
+    args = []
+    for k, v in options.items():
+        opt = "--" + k.replace("_", "-")
+        if v is True:
+            args.append(opt)
+        elif v not in (None, False):
+            args += [opt, f"{v:g}" if isinstance(v, float) else str(v)]
+    return args
+
+
+def test_pdf_numbers_match_gpu_planner_estimate(app, tmp_path, capsys):
+    """The recommended plan's numbers in the PDF are what `gpu-planner estimate --json`
+    prints for the same options."""
+    path = [p for p in EXAMPLES if "llama-70b" in p][0]
+    sc = scenario.load(path)
+    opts = scenario.plan_options(sc, sc["chosen_plan"])
+    assert main(["estimate", *_cli_args(opts), "--json"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    out = tmp_path / "r.pdf"
+    assert main(["report", path, "-o", str(out)]) == 0
+    text = pdf_text(str(out))
+    for s in (f"{est['time']['train_days']:.1f} days", f"{est['time']['tokens_per_s']:,.0f} tokens/s",
+              f"MFU {est['time']['mfu'] * 100:.1f}%", f"{est['cost']['gpu_hours']:,.0f} GPU-hours",
+              f"${est['cost']['usd_by_price']['on_demand']:,.0f}"):
+        assert s in text, s
+
+
+def test_many_reports_in_one_process(tmp_path):
+    """Dozens of PDFs in one process, then a clean exit (PySide6 6.12.0 loses references
+    to None while painting; the interpreter used to abort at exit)."""
+    import subprocess
+    import sys
+
+    code = ("import os; os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen'); "
+            "from planner_app import scenario; from planner_app.report import build_report, write_report; "
+            "from planner_app.specdb.catalog import shipped_db; db = shipped_db(); "
+            f"rep = build_report(scenario.load({EXAMPLES[-1]!r}), db); "
+            f"[write_report(rep, os.path.join({str(tmp_path)!r}, 'r.pdf'), 'pdf') for _ in range(60)]; "
+            "import gc; gc.collect(); print('ok')")
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, cwd=root)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-600:]
