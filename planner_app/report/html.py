@@ -416,13 +416,13 @@ def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
     d.title_block()
     d.recommendation()
     d.inputs()
+    d.notes()  # the question the scenario asks: with the inputs, on the first page
     d.memory()
     d.time_and_cost()
     d.scaling()
     d.calibration()
     d.assumptions()
     d.sources()
-    d.notes()
     css = WEB_CSS if target == "html" else CSS
     lang = "zh-CN" if report.lang == "zh_CN" else "en"
     head = (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"/>'

@@ -292,7 +292,9 @@ def _sources(plans: list[PlanResult], db) -> list[Source]:
             model, hw, _, _, _ = _request(p.options, db)
         except (InputError, SpecDataError):
             continue
-        for fab in (hw.intra, hw.inter):
+        par = p.estimate.get("parallel", {})
+        nodes = par.get("nodes") or -(-int(par.get("gpus", 1)) // max(1, int(par.get("gpus_per_node") or 8)))
+        for fab in (hw.intra, hw.inter if nodes > 1 else None):  # the network matters from two nodes up
             if fab is not None:
                 out.setdefault(("fabric", fab.id), Source("fabric", fab.name, fab.source, fab.retrieved))
         mid = p.estimate["model"]["name"]
