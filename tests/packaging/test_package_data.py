@@ -108,7 +108,7 @@ def test_spec_bundles_every_runtime_file_where_paths_finds_it():
 
 def test_spec_keeps_gpu_libraries_and_unused_qt_out():
     ns = _spec_globals()
-    for mod in ("torch", "cupy", "PySide6.QtWebEngineCore", "PySide6.QtQuick", "PySide6.QtNetwork"):
+    for mod in ("torch", "cupy", "transformers", "PySide6.QtWebEngineCore", "PySide6.QtQuick", "PySide6.QtNetwork"):
         assert mod in ns["EXCLUDES"], mod
     for needed in ("PySide6.QtGui", "PySide6.QtWidgets", "PySide6.QtSvg", "PySide6.QtOpenGL",
                    "PySide6.QtOpenGLWidgets", "PySide6.QtPrintSupport"):
