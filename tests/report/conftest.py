@@ -1,26 +1,10 @@
 """Shared helpers for the report tests: text out of a PDF (poppler's pdftotext when it is
 installed, pypdf otherwise), PDFs of the example scenarios made once per session."""
 import os
-import shutil
-import subprocess
 
 import pytest
 
-
-def pdf_text(path: str) -> str:
-    if shutil.which("pdftotext"):
-        out = subprocess.run(["pdftotext", "-enc", "UTF-8", path, "-"], capture_output=True, timeout=60, check=True)
-        text = out.stdout.decode("utf-8")
-    else:
-        from pypdf import PdfReader
-
-        text = "\n".join(p.extract_text() or "" for p in PdfReader(path).pages)
-    return text.replace("\u200b", "")
-
-
-def squash(text: str) -> str:
-    """Text without any whitespace: long cells wrap in the PDF."""
-    return "".join(text.split())
+from report_helpers import pdf_text
 
 
 @pytest.fixture(scope="session")

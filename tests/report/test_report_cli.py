@@ -7,7 +7,7 @@ import pytest
 from planner_app import scenario
 from planner_app.cli import main
 
-from conftest import pdf_text
+from report_helpers import pdf_text
 
 EXAMPLES = scenario.examples()
 

@@ -179,7 +179,7 @@ def test_calibration_section(app, db, tmp_path, monkeypatch):
     from planner_app.report import build_report, write_report
     from planner_app.specdb.userdb import UserDB
 
-    from conftest import pdf_text
+    from report_helpers import pdf_text
 
     monkeypatch.setenv("PLANNER_USER_DIR", str(tmp_path))
     with open(os.path.join(ROOT, "tests", "data", "probe_h200.json"), encoding="utf-8") as f:

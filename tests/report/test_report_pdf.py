@@ -9,7 +9,7 @@ from pypdf import PdfReader
 
 from planner_app import scenario
 
-from conftest import pdf_text, squash
+from report_helpers import pdf_text, squash
 
 EXAMPLES = scenario.examples()
 HEADINGS = ("Recommendation", "Inputs", "Compared plans", "Memory per GPU", "Assumptions", "Data sources", "Notes")
