@@ -18,11 +18,17 @@ def run(args) -> int:
         # which would otherwise make a plain QCoreApplication.
         from planner_app.report.pdf import ensure_app
         ensure_app()
+    from planner_app import i18n
+
+    previous = i18n.current()
     if lang != "en":
-        from planner_app import i18n
         i18n.install(lang)  # a compiled catalogue when there is one; zh_cn.py otherwise
-    report = build_report(sc, _user_db_catalog(), lang=lang)
-    write_report(report, args.output, fmt, getattr(args, "paper", "A4") or "A4")
+    try:
+        report = build_report(sc, _user_db_catalog(), lang=lang)
+        write_report(report, args.output, fmt, getattr(args, "paper", "A4") or "A4")
+    finally:
+        if lang != "en":
+            i18n.install(previous)  # callers in the same process keep their language
     failed = [p.name for p in report.plans if not p.ok]
     print(f"wrote {args.output} ({fmt}, {len(report.plans)} plans"
           + (f"; {len(failed)} could not be estimated: {', '.join(failed)}" if failed else "") + ")",
