@@ -25,7 +25,7 @@ def estimate_task(options: dict, db):
 
 
 class PlanPage(QWidget):
-    estimated = Signal(dict)  # the latest estimate shown
+    estimated = Signal(object)  # the latest estimate shown
     estimate_failed = Signal(str)
 
     def __init__(self, doc, db, parent=None):

@@ -49,7 +49,7 @@ def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, de
 
 
 class SearchPage(QWidget):
-    open_plan = Signal(dict)  # a plan dict for the scenario
+    open_plan = Signal(object)  # a plan dict for the scenario
 
     def __init__(self, doc, db, parent=None):
         super().__init__(parent)

@@ -1,0 +1,301 @@
+"""The desktop app driven as a user would: typing values and watching results change,
+importing a config, opening and saving scenarios, comparing instances, the CPU probe with
+cancel, the search opening its best plan, junk typed into every field."""
+import gc
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBox
+
+from planner_app import scenario
+from planner_app.cli_estimate import estimate_from_options
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+EXAMPLES = os.path.join(ROOT, "examples")
+HF = os.path.join(ROOT, "tests", "data", "hf_configs")
+
+
+def _set_spin(qtbot, spin, value):
+    spin.selectAll()
+    qtbot.keyClicks(spin, str(value))
+    qtbot.keyClick(spin, Qt.Key_Return)
+
+
+def test_smoke_test_command_exits_cleanly(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PLANNER_USER_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "planner_app", "gui", "--smoke-test"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "7 pages visited" in r.stdout and "OK" in r.stdout
+    assert "Fatal" not in r.stderr  # no abort at interpreter exit
+
+
+def test_widget_teardown_keeps_bool_refcounts(qtbot):
+    """PySide6 6.12.0 lost references to True on each pyqtgraph widget destroyed, and Python
+    3.11 aborted at exit; the pinned version must not."""
+    import pyqtgraph as pg
+    gc.collect()
+    before = sys.getrefcount(True)
+    for _ in range(3):
+        widgets = [pg.PlotWidget() for _ in range(5)]
+        del widgets
+        gc.collect()
+    assert sys.getrefcount(True) >= before - 5
+
+
+def test_typing_a_layout_changes_the_results(window, qtbot):
+    page = window.plan_page
+    window.nav.setCurrentRow(1)
+    first = page.last_estimate
+    assert first["parallel"]["tp"] == 8 and first["parallel"]["gpus"] == 512
+    with qtbot.waitSignal(page.estimated, timeout=10000) as sig:
+        _set_spin(qtbot, page.axes["pp"], 8)
+    est = sig.args[0]
+    assert est["parallel"]["pp"] == 8 and est["parallel"]["dp"] == 8
+    # the page shows what the CLI would print for the same options
+    opts = scenario.plan_options(window.doc.data, page.index)
+    assert opts["pp"] == 8
+    cli = estimate_from_options(opts, window.db)
+    assert est["memory"]["device_bytes"] == cli["memory"]["device_bytes"]
+    assert page.numbers["step"].text() != "–" and "FITS" in page.verdict.text()
+    assert est["memory"]["breakdown"]["parameters"] < first["memory"]["breakdown"]["parameters"]
+    # a plan that cannot fit says so
+    page.sp.setChecked(False)  # sequence parallelism needs tensor parallelism
+    _set_spin(qtbot, page.axes["pp"], 1)
+    with qtbot.waitSignal(page.estimated, timeout=10000) as sig:
+        _set_spin(qtbot, page.axes["tp"], 1)
+    assert not sig.args[0]["memory"]["fits"] and "DOES NOT FIT" in page.verdict.text()
+
+
+def test_bad_layout_is_reported_at_the_page(window, qtbot):
+    page = window.plan_page
+    with qtbot.waitSignal(page.estimate_failed, timeout=10000) as sig:
+        _set_spin(qtbot, page.axes["tp"], 3)  # 64 heads are not divisible by 3
+    assert "tp" in sig.args[0] or "head" in sig.args[0]
+    assert page.error.text() and "No result" in page.verdict.text()
+
+
+def test_importing_a_config_json(window, qtbot):
+    wp = window.workload_page
+    with qtbot.waitSignal(window.plan_page.estimated, timeout=10000) as sig:
+        assert wp.import_config(os.path.join(HF, "llama-2-7b.json"))
+    assert sig.args[0]["params"]["total"] == 6_738_415_616
+    assert "6.74 B" in wp.model_summary.text()
+    assert isinstance(window.doc.data["workload"]["model"], dict)  # embedded: the scenario stands alone
+    assert not wp.import_config(os.path.join(ROOT, "README.md"))
+    assert "cannot import" in wp.error.text()
+
+
+def test_editing_dimensions_changes_the_model(window, qtbot):
+    wp = window.workload_page
+    with qtbot.waitSignal(window.plan_page.estimated, timeout=10000) as sig:
+        _set_spin(qtbot, wp.dims["layers"], 40)
+    assert sig.args[0]["params"]["total"] < 40e9
+    assert window.doc.data["workload"]["model"]["name"] == "llama-2-70b (edited)"
+
+
+def test_scenario_round_trip_is_exact(window, qtbot, tmp_path, monkeypatch):
+    src = os.path.join(EXAMPLES, "finetune-8b-one-node.json")
+    assert window.open_path(src)
+    with open(src) as f:
+        original = scenario.migrate(json.load(f))
+    assert window.doc.data == original and not window.doc.dirty
+    window.plan_page.show_plan(0)
+    _set_spin(qtbot, window.plan_page.gpus, 16)
+    qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
+    assert window.windowTitle().startswith("finetune-8b-one-node.json *")
+    out = tmp_path / "mine.json"
+    assert window._save_to(str(out))
+    assert not window.doc.dirty
+    saved = window.doc.snapshot()
+    assert window.open_path(str(out))
+    assert window.doc.data == saved and window.doc.data["plans"][0]["gpus"] == 16
+    # settings remember it as a recent file
+    assert window.settings.get("recent_files")[0] == os.path.abspath(str(out))
+    # a newer schema is refused and the open scenario is untouched
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({**saved, "schema_version": 99}))
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.Ok)
+    assert not window.open_path(str(newer))
+    assert window.doc.data == saved
+
+
+def test_unsaved_changes_are_not_discarded_silently(window, qtbot, monkeypatch):
+    _set_spin(qtbot, window.plan_page.gpus, 256)
+    qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Cancel)
+    window.new_file()
+    assert window.doc.dirty and window.doc.data["plans"][0]["gpus"] == 256
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+    window.new_file()
+    assert not window.doc.dirty and window.doc.data["plans"][0]["gpus"] == 8
+
+
+def test_autosave_and_restore(window, qtbot):
+    from planner_app.ui.document import autosave_path, clear_autosave, pending_autosave
+    _set_spin(qtbot, window.plan_page.gpus, 128)
+    qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
+    path = window.doc.autosave()
+    assert path == autosave_path() and os.path.exists(path)
+    restored = pending_autosave()
+    assert restored["plans"][0]["gpus"] == 128
+    clear_autosave()
+    assert pending_autosave() is None
+
+
+def test_compare_three_instances(window, qtbot):
+    window.doc.load_data(scenario.new_scenario(model="llama-3.1-8b"), dirty=False)
+    window.doc.set_plans([{"name": "base", "gpu": "h100-sxm", "gpus": 8, "zero": 3}])
+    window.doc.update_workload(tokens=1e10, seq_len=4096)
+    window.nav.setCurrentRow(2)
+    cp = window.compare_page
+    cp.add_machines([("instance", "p5.48xlarge"), ("instance", "p4de.24xlarge"),
+                     ("instance", "Standard_ND96isr_H100_v5")])
+    qtbot.waitUntil(lambda: len(cp.results) == 4 and cp.model.columnCount() == 5, timeout=15000)
+    names = [r["name"] for r in cp.results]
+    assert names[1:] == ["p5.48xlarge", "p4de.24xlarge", "Standard_ND96isr_H100_v5"]
+    rows = {r["metric"]: r for r in cp.model.rows}
+    days = rows["Time to train (days)"]
+    est = estimate_from_options(scenario.plan_options(window.doc.data, 2), window.db)
+    assert days["p2"] == pytest.approx(est["time"]["train_days"])
+    # the best time among fitting plans is bold
+    i = list(rows).index("Time to train (days)")
+    fits = [j for j, r in enumerate(cp.results) if r["estimate"]["memory"]["fits"]]
+    best = min(fits, key=lambda j: days[f"p{j}"])
+    assert (i, best + 1) in cp.model.bold_cells
+    assert len(cp.time_chart.values) == 4
+
+
+def test_cpu_probe_runs_and_cancels(window, qtbot):
+    pp = window.probe_page
+    window.nav.setCurrentRow(5)
+    pp.backend.set_value("numpy")
+    pp.quick.setChecked(True)
+    with qtbot.waitSignal(pp.slot.succeeded, timeout=120000):
+        pp.run_benchmarks()
+    assert pp.result["backend"] == "numpy"
+    assert pp.res_model.rowCount() >= 4 and pp.verdicts.count() >= 1
+    assert "GFLOP/s" in pp.status.text()
+    # telemetry from the stand-in sampler reaches the charts
+    qtbot.waitUntil(lambda: bool(pp.sampler.snapshot()), timeout=5000)
+    pp.refresh_telemetry()
+    # run again and cancel: the subprocess is killed, the page says so and can run again
+    pp.run_benchmarks()
+    qtbot.waitUntil(lambda: pp.runner._proc is not None, timeout=10000)
+    proc = pp.runner._proc
+    pp.cancel()
+    qtbot.waitUntil(lambda: proc.poll() is not None, timeout=10000)
+    assert pp.status.text() == "Cancelled" and pp.run_button.isEnabled()
+
+
+def test_search_then_open_the_best_plan(window, qtbot):
+    sp = window.search_page
+    window.nav.setCurrentRow(4)
+    with qtbot.waitSignal(sp.slot.succeeded, timeout=60000):
+        sp.run_search()
+    assert sp.model.rowCount() > 0 and sp.result.evaluated > 1000
+    best = sp.result.plans[0]
+    n_before = len(window.doc.data["plans"])
+    with qtbot.waitSignal(window.plan_page.estimated, timeout=15000) as sig:
+        sp.open_selected()
+    assert len(window.doc.data["plans"]) == n_before + 1 and window.nav.currentRow() == 1
+    est = sig.args[0]
+    assert est["parallel"]["gpus"] == best["parallel"]["gpus"] and est["parallel"]["tp"] == best["parallel"]["tp"]
+    assert est["time"]["train_days"] == pytest.approx(best["time"]["train_days"], rel=0.02)
+
+
+def test_specs_filter_details_and_a_custom_gpu(window, qtbot):
+    from planner_app.ui.pages.specs_page import RowDialog
+    sp = window.specs_page
+    window.nav.setCurrentRow(6)
+    qtbot.keyClicks(sp.filter, "h200")
+    assert 0 < sp.proxies["gpus"].rowCount() < sp.models["gpus"].rowCount()
+    sp.views["gpus"].selectRow(0)
+    assert "Source" in sp.details.toPlainText() and "H200" in sp.details.toPlainText()
+    d = RowDialog("gpus", sp._udb(), None, sp)
+    d.fields["id"].setText("my-gpu")
+    assert not d.try_save() and "column vendor: is required" in d.error.text()  # the missing field is named
+    base = dict(sp.selected_row())
+    d2 = RowDialog("gpus", sp._udb(), {k: v for k, v in base.items() if k in d.fields}, sp)
+    d2.fields["id"].setText("my-h200")
+    d2.fields["name"].setText("My H200")
+    d2.fields["aliases"].setText("")
+    assert d2.try_save()
+    sp.refresh_database()
+    assert window.db.gpu("my-h200").name == "My H200"
+
+
+def test_meeting_mode_and_exports(window, qtbot, tmp_path):
+    from PySide6.QtWidgets import QApplication
+    base = QApplication.font().pointSizeF()
+    window.toggle_meeting(True)
+    assert window.nav.currentRow() == 2 and QApplication.font().pointSizeF() > base
+    window.toggle_meeting(False)
+    assert QApplication.font().pointSizeF() == pytest.approx(base)
+    chart = window.plan_page.memory_chart
+    chart.export(str(tmp_path / "m.png"))
+    chart.export(str(tmp_path / "m.svg"))
+    assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in (tmp_path / "m.svg").read_text()
+    csv_text = window.specs_page.models["gpus"].to_csv()
+    assert csv_text.splitlines()[0].startswith("name") and len(csv_text.splitlines()) > 30
+
+
+def test_report_export_from_the_window(window, qtbot, tmp_path):
+    out = tmp_path / "r.pdf"
+    slot = window.export_report(str(out))
+    with qtbot.waitSignal(slot.succeeded, timeout=60000):
+        pass
+    assert out.read_bytes()[:5] == b"%PDF-"
+
+
+JUNK = ["", "-1", "abc", "1e999", "nan", "0", "99999999999999999999", "１２", "'; DROP TABLE x;--", " ", "1,2,,x",
+        "\u202e", "%n%s"]
+
+
+def _type(qtbot, w, text):
+    """Type ``text`` key by key; characters outside ASCII go as key events carrying the text
+    (QTest.keyClicks only maps ASCII to keys)."""
+    from PySide6.QtTest import QTest
+    for ch in text:
+        if ord(ch) < 128:
+            qtbot.keyClicks(w, ch)
+        else:
+            QTest.sendKeyEvent(QTest.KeyAction.Click, w, Qt.Key_unknown, ch, Qt.NoModifier)
+
+
+def test_junk_in_every_field_never_crashes(window, qtbot):
+    """Type junk into every text field, spin box and editable combo of every page."""
+    errors = []
+    sys_hook = sys.excepthook
+    sys.excepthook = lambda *a: errors.append(a)
+    try:
+        for i, (_title, page) in enumerate(window.pages):
+            window.nav.setCurrentRow(i)
+            widgets = page.findChildren(QLineEdit) + page.findChildren(QAbstractSpinBox)
+            widgets += [c for c in page.findChildren(QComboBox) if c.isEditable()]
+            for w in widgets:
+                if not w.isVisibleTo(page) or not w.isEnabled():
+                    continue
+                for junk in JUNK:
+                    if isinstance(w, QComboBox):
+                        w.lineEdit().selectAll()
+                        _type(qtbot, w.lineEdit(), junk)
+                    else:
+                        if hasattr(w, "selectAll"):
+                            w.selectAll()
+                        _type(qtbot, w, junk)
+                    qtbot.keyClick(w, Qt.Key_Tab)
+            qtbot.wait(250)
+    finally:
+        sys.excepthook = sys_hook
+    assert not errors, errors[:1]
+    # the app still answers: a valid edit gives a result
+    window.nav.setCurrentRow(1)
+    window.doc.load_data(scenario.new_scenario(), dirty=False)
+    qtbot.waitUntil(lambda: window.plan_page.last_estimate is not None and
+                    window.plan_page.last_estimate["parallel"]["gpus"] == 8, timeout=15000)
