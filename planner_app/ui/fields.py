@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
 
-
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Fields", text)
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 
 
 class IntField(QSpinBox):
@@ -23,8 +21,8 @@ class IntField(QSpinBox):
         self.setAccelerated(True)
         if special:
             self.setSpecialValueText(special)
-        self.setToolTip(tr("whole number from {lo} to {hi}").format(lo=f"{minimum:,}", hi=f"{maximum:,}")
-                        + (tr("; {lo} means {special}").format(lo=minimum, special=special) if special else ""))
+        self.setToolTip(translate("Fields", "whole number from {lo} to {hi}").format(lo=f"{minimum:,}", hi=f"{maximum:,}")
+                        + (translate("Fields", "; {lo} means {special}").format(lo=minimum, special=special) if special else ""))
 
     def value_or_none(self):
         v = self.value()
@@ -58,9 +56,9 @@ class NumberField(QLineEdit):
 
     def _rule(self) -> str:
         lo = f"{self.minimum:g}"
-        rule = tr("{name}: a number greater than {lo}").format(name=self.name, lo=lo) if self.minimum == 0 else \
-            tr("{name}: a number from {lo} to {hi}").format(name=self.name, lo=lo, hi=f"{self.maximum:g}")
-        return rule + (tr(" (or empty)") if self.optional else "") + tr(", e.g. 1e12 or 2,500")
+        rule = translate("Fields", "{name}: a number greater than {lo}").format(name=self.name, lo=lo) if self.minimum == 0 else \
+            translate("Fields", "{name}: a number from {lo} to {hi}").format(name=self.name, lo=lo, hi=f"{self.maximum:g}")
+        return rule + (translate("Fields", " (or empty)") if self.optional else "") + translate("Fields", ", e.g. 1e12 or 2,500")
 
     def _parse(self, text: str) -> None:
         t = text.strip().replace(",", "").replace("_", "")

@@ -2,33 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
-    <name></name>
-    <message>
-        <source>whole number from {lo} to {hi}</source>
-        <translation>{lo} 到 {hi} 之间的整数</translation>
-    </message>
-    <message>
-        <source>; {lo} means {special}</source>
-        <translation>；{lo} 表示{special}</translation>
-    </message>
-    <message>
-        <source>{name}: a number greater than {lo}</source>
-        <translation>{name}：大于 {lo} 的数</translation>
-    </message>
-    <message>
-        <source>{name}: a number from {lo} to {hi}</source>
-        <translation>{name}：{lo} 到 {hi} 之间的数</translation>
-    </message>
-    <message>
-        <source> (or empty)</source>
-        <translation>（可留空）</translation>
-    </message>
-    <message>
-        <source>, e.g. 1e12 or 2,500</source>
-        <translation>，例如 1e12 或 2,500</translation>
-    </message>
-</context>
-<context>
     <name>AddInstancesDialog</name>
     <message>
         <source>Add machines to compare</source>
@@ -143,6 +116,33 @@
     <message>
         <source>USD per million tokens</source>
         <translation>每百万 token 美元</translation>
+    </message>
+</context>
+<context>
+    <name>Fields</name>
+    <message>
+        <source>whole number from {lo} to {hi}</source>
+        <translation>{lo} 到 {hi} 之间的整数</translation>
+    </message>
+    <message>
+        <source>; {lo} means {special}</source>
+        <translation>；{lo} 表示{special}</translation>
+    </message>
+    <message>
+        <source>{name}: a number greater than {lo}</source>
+        <translation>{name}：大于 {lo} 的数</translation>
+    </message>
+    <message>
+        <source>{name}: a number from {lo} to {hi}</source>
+        <translation>{name}：{lo} 到 {hi} 之间的数</translation>
+    </message>
+    <message>
+        <source> (or empty)</source>
+        <translation>（可留空）</translation>
+    </message>
+    <message>
+        <source>, e.g. 1e12 or 2,500</source>
+        <translation>，例如 1e12 或 2,500</translation>
     </message>
 </context>
 <context>
