@@ -240,6 +240,9 @@ def main(argv=None) -> int:
             from planner_app import cli_cluster
             return cli_cluster.run(args)
         if args.command == "report":
+            if not _display_available():
+                # a headless command: Qt paints the PDF offscreen instead of aborting for lack of a display
+                os.environ["QT_QPA_PLATFORM"] = "offscreen"
             from planner_app.report import cli_report
             return cli_report.run(args)
         if args.command == "gui":

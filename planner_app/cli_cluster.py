@@ -95,6 +95,8 @@ def _import(args) -> int:
         print(f"  point-to-point  {summary['p2p_min_gbps']:,.0f} to {summary['p2p_max_gbps']:,.0f} GB/s between pairs")
     for v in verdicts:
         print(("  " if v["status"] == "normal" else "  ! ") + v["text"])
+    if int(env.get("world_size") or 0) < 2:
+        print("  one rank: bus bandwidth needs two or more GPUs (the launch path ran; run it on a multi-GPU node)")
     if gpu is None:
         print("  (no GPU model matched the device names; pass --gpu to compare with a datasheet)")
     if args.profile:

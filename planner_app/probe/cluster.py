@@ -89,8 +89,8 @@ def collective_verdicts(data: dict, gpu, intra, inter, nics_per_node: int = 8) -
     env = data.get("environment", {})
     nodes = env.get("nodes", 1)
     measured = best_busbw(data)
-    if measured is None or gpu is None:
-        return []
+    if measured is None or gpu is None or int(env.get("world_size") or 0) < 2:
+        return []  # one rank moves no data between GPUs: nothing to compare
     per_node = int(env.get("local_world_size") or env.get("world_size") or 8)
     topo = topology(gpu, intra, inter, nics_per_node, per_node)
     if nodes <= 1:

@@ -19,11 +19,20 @@ def settings(tmp_path):
     return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
 
 
+_RECORDED = []
+
+
 def fake_sample(index):
-    """NVML telemetry stand-in: the one edge CI cannot have (a GPU)."""
+    """NVML telemetry stand-in (the one edge CI cannot have, a GPU): replays samples that
+    planner_app.probe.telemetry recorded from the H200 machine's NVML."""
+    import itertools
+    import json
+    import os
     import time
-    return {"t_s": time.monotonic(), "gpu": index, "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "power_w": 350.0,
-            "temperature_c": 55, "utilization_gpu_pct": 97, "utilization_mem_pct": 40, "memory_used_bytes": 2**34}
+    if not _RECORDED:
+        with open(os.path.join(os.path.dirname(__file__), "..", "data", "telemetry_h200.json")) as f:
+            _RECORDED.append(itertools.cycle(json.load(f)))
+    return dict(next(_RECORDED[0]), t_s=time.monotonic(), gpu=index)
 
 
 @pytest.fixture

@@ -191,3 +191,18 @@ def test_validation_training_loop_runs_the_built_in_gpt_on_cpu():
                       steps=4, device="cpu")
     losses = [s["loss"] for s in res["steps"]]
     assert len(losses) == 4 and all(l == l for l in losses) and losses[-1] < losses[0]
+
+
+def test_the_launch_path_ran_on_the_gpu_machine(capsys):
+    """The command the app writes, run on the single-H200 machine (NCCL, one rank): the
+    result imports; one rank gives no bus bandwidth verdict rather than a false "low"."""
+    path = os.path.join(ROOT, "tests", "data", "collectives_h200x1_launch.json")
+    data = cluster.read_result(path)
+    env = data["environment"]
+    assert env["backend"] == "nccl" and env["world_size"] == 1 and env["devices"] == ["NVIDIA H200"]
+    assert {r["collective"] for r in data["rows"]} == {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+    db = shipped_db()
+    gpu = db.gpu(env["devices"][0])
+    assert cluster.collective_verdicts(data, gpu, cluster.default_intra_fabric(db, gpu), db.fabric("ib-ndr")) == []
+    assert cli.main(["cluster", "import", path]) == 0
+    assert "needs two or more GPUs" in capsys.readouterr().out
