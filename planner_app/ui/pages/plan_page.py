@@ -14,7 +14,9 @@ from planner_app.ui.fields import ChoiceField, IntField
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 
-DEBOUNCE_MS = 150
+# Edits are coalesced for this long before recomputing; with the ~20 ms estimate an edit shows
+# its result within the 100 ms goal (benchmarks/gui_speed.py).
+DEBOUNCE_MS = 60
 
 
 def estimate_task(options: dict, db):

@@ -1,0 +1,82 @@
+"""GUI speed: process start to the first painted main window (goal <= 1.5 s) and an edit
+to updated results on the Plan page (goal <= 100 ms). Offscreen; prints rates and ratios.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/gui_speed.py
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CHILD = r"""
+import time, sys
+from PySide6.QtCore import QObject, QEvent
+from planner_app.app import create_app, build_window
+app = create_app()
+win = build_window()
+class Painted(QObject):
+    def eventFilter(self, obj, ev):
+        if ev.type() == QEvent.Paint:
+            print("PAINT", time.time(), flush=True)
+            app.exit(0)
+        return False
+f = Painted()
+win.installEventFilter(f)
+win.resize(1440, 900)
+win.show()
+app.exec()
+win.doc._set_dirty(False)
+win.shutdown()
+"""
+
+
+def startup_s(runs=5) -> list[float]:
+    out = []
+    env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+               PLANNER_USER_DIR=tempfile.mkdtemp())
+    for _ in range(runs):
+        t0 = time.time()
+        r = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=120)
+        line = [x for x in r.stdout.splitlines() if x.startswith("PAINT")]
+        if not line:
+            raise RuntimeError(r.stderr[-2000:])
+        out.append(float(line[0].split()[1]) - t0)
+    return out
+
+
+def edit_latency_ms(edits=20) -> list[float]:
+    os.environ.setdefault("PLANNER_USER_DIR", tempfile.mkdtemp())
+    from PySide6.QtCore import QEventLoop
+    from planner_app.app import build_window, create_app
+    app = create_app()
+    win = build_window()
+    win.show()
+    page = win.plan_page
+    end = time.perf_counter() + 30
+    while page.last_estimate is None and time.perf_counter() < end:
+        app.processEvents(QEventLoop.AllEvents, 20)
+    times = []
+    for i in range(edits):
+        got = []
+        page.estimated.connect(got.append)
+        t0 = time.perf_counter()
+        page.axes["pp"].setValue(8 if i % 2 == 0 else 4)
+        while not got:
+            app.processEvents(QEventLoop.AllEvents, 5)
+        times.append((time.perf_counter() - t0) * 1e3)
+        page.estimated.disconnect(got.append)
+    win.doc._set_dirty(False)
+    win.shutdown()
+    return times
+
+
+if __name__ == "__main__":
+    s = startup_s()
+    print(f"start to first paint: median {statistics.median(s):.2f} s (min {min(s):.2f}, max {max(s):.2f}) over "
+          f"{len(s)} runs; goal 1.5 s -> ratio {statistics.median(s) / 1.5:.2f}")
+    e = edit_latency_ms()
+    print(f"edit to updated Plan results (70B, 512 GPUs, Megatron): median {statistics.median(e):.0f} ms "
+          f"(max {max(e):.0f}) over {len(e)} edits (including the 60 ms debounce); goal 100 ms -> ratio "
+          f"{statistics.median(e) / 100:.2f}")
