@@ -13,8 +13,9 @@ import time
 CHILD = r"""
 import time, sys
 from PySide6.QtCore import QObject, QEvent
-from planner_app.app import create_app, build_window
+from planner_app.app import create_app, build_window, install_cjk_font
 app = create_app()
+install_cjk_font(app)
 win = build_window()
 class Painted(QObject):
     def eventFilter(self, obj, ev):

@@ -76,6 +76,22 @@ def create_app(argv=None):
     return app
 
 
+def install_cjk_font(app) -> str | None:
+    """Make Chinese text render on machines without a CJK system font: the bundled
+    WenQuanYi Micro Hei joins the application font's fallback families."""
+    from PySide6.QtGui import QFont
+
+    from planner_app.report.pdf import report_font_family
+    family = report_font_family()
+    if not family or family == "Sans Serif":
+        return None
+    f = QFont(app.font())
+    fams = [x for x in f.families() if x != family] or [f.family()]
+    f.setFamilies(fams + [family])
+    app.setFont(f)
+    return family
+
+
 def choose_language(settings) -> str:
     lang = settings.get("language")
     if lang == "system":
@@ -117,6 +133,7 @@ def run(files=(), smoke_test: bool = False) -> int:
     install_exception_hook(app)
     lang = choose_language(settings)
     i18n.install(lang)
+    install_cjk_font(app)
     apply_theme(app, settings.get("theme"))
     from planner_app.ui.document import pending_autosave
     restore = None if smoke_test or files else pending_autosave()

@@ -21,9 +21,10 @@ def wait(app, cond, timeout_s=60):
 
 def main(out_dir=HERE, lang="en"):
     from planner_app import i18n
-    from planner_app.app import build_window, create_app
+    from planner_app.app import build_window, create_app, install_cjk_font
     app = create_app()
     i18n.install(lang)
+    install_cjk_font(app)
     win = build_window()
     win.resize(1440, 900)
     win.show()

@@ -9,6 +9,109 @@
     </message>
 </context>
 <context>
+    <name>Breakdown</name>
+    <message>
+        <source>GPU capacity</source>
+        <translation>GPU 显存容量</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>logits and loss</source>
+        <translation>logits 与损失</translation>
+    </message>
+    <message>
+        <source>autocast weight cache</source>
+        <translation>autocast 权重缓存</translation>
+    </message>
+    <message>
+        <source>ZeRO gather buffers</source>
+        <translation>ZeRO 聚合缓冲区</translation>
+    </message>
+    <message>
+        <source>temporaries</source>
+        <translation>临时张量</translation>
+    </message>
+    <message>
+        <source>optimizer temporaries</source>
+        <translation>优化器临时张量</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>runtime overheads</source>
+        <translation>运行时开销</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>tensor parallel comm</source>
+        <translation>张量并行通信</translation>
+    </message>
+    <message>
+        <source>expert parallel comm</source>
+        <translation>专家并行通信</translation>
+    </message>
+    <message>
+        <source>context parallel comm</source>
+        <translation>上下文并行通信</translation>
+    </message>
+    <message>
+        <source>pipeline p2p</source>
+        <translation>流水线点对点通信</translation>
+    </message>
+    <message>
+        <source>pipeline bubble</source>
+        <translation>流水线气泡</translation>
+    </message>
+    <message>
+        <source>data parallel comm exposed</source>
+        <translation>数据并行通信（未掩盖）</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>优化器更新</translation>
+    </message>
+    <message>
+        <source>decode</source>
+        <translation>解码</translation>
+    </message>
+    <message>
+        <source>prefill (per request)</source>
+        <translation>预填充（每请求）</translation>
+    </message>
+</context>
+<context>
     <name>Compare</name>
     <message>
         <source>GPU / instance</source>

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication
 
 from planner_app.ui.charts.base import PALETTE, ChartBase
 
@@ -51,7 +52,7 @@ class StackedBarChart(ChartBase):
             lim = np.asarray(limits, dtype=float)
             self._limit.setData(np.column_stack([x - 0.38, x + 0.38]).ravel(), np.repeat(lim, 2))
             if not self._limit_in_legend:
-                self.legend.addItem(self._limit, "GPU capacity")
+                self.legend.addItem(self._limit, QCoreApplication.translate("Breakdown", "GPU capacity"))
                 self._limit_in_legend = True
         else:
             self._limit.setData([], [])

@@ -3,7 +3,7 @@ capacity, step time and where it goes, MFU, time to train, GPU-hours, cost, advi
 assumptions. Recomputes on every edit (debounced) on a worker thread."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QListWidget, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
@@ -17,6 +17,38 @@ from planner_app.ui.workers import TaskSlot
 # Edits are coalesced for this long before recomputing; with the ~20 ms estimate an edit shows
 # its result within the 100 ms goal (benchmarks/gui_speed.py).
 DEBOUNCE_MS = 60
+
+# Legend names of the engine's breakdown keys (translated at display time).
+BREAKDOWN_LABELS = {
+    "parameters": QT_TRANSLATE_NOOP("Breakdown", "parameters"),
+    "gradients": QT_TRANSLATE_NOOP("Breakdown", "gradients"),
+    "optimizer_states": QT_TRANSLATE_NOOP("Breakdown", "optimizer states"),
+    "master_weights": QT_TRANSLATE_NOOP("Breakdown", "master weights"),
+    "activations": QT_TRANSLATE_NOOP("Breakdown", "activations"),
+    "logits_and_loss": QT_TRANSLATE_NOOP("Breakdown", "logits and loss"),
+    "autocast_weight_cache": QT_TRANSLATE_NOOP("Breakdown", "autocast weight cache"),
+    "zero_gather_buffers": QT_TRANSLATE_NOOP("Breakdown", "ZeRO gather buffers"),
+    "temporaries": QT_TRANSLATE_NOOP("Breakdown", "temporaries"),
+    "optimizer_temporaries": QT_TRANSLATE_NOOP("Breakdown", "optimizer temporaries"),
+    "other": QT_TRANSLATE_NOOP("Breakdown", "other"),
+    "kv_cache": QT_TRANSLATE_NOOP("Breakdown", "KV cache"),
+    "runtime overheads": QT_TRANSLATE_NOOP("Breakdown", "runtime overheads"),
+    "compute": QT_TRANSLATE_NOOP("Breakdown", "compute"),
+    "recompute": QT_TRANSLATE_NOOP("Breakdown", "recompute"),
+    "tensor_parallel_comm": QT_TRANSLATE_NOOP("Breakdown", "tensor parallel comm"),
+    "expert_parallel_comm": QT_TRANSLATE_NOOP("Breakdown", "expert parallel comm"),
+    "context_parallel_comm": QT_TRANSLATE_NOOP("Breakdown", "context parallel comm"),
+    "pipeline_p2p": QT_TRANSLATE_NOOP("Breakdown", "pipeline p2p"),
+    "pipeline_bubble": QT_TRANSLATE_NOOP("Breakdown", "pipeline bubble"),
+    "data_parallel_comm_exposed": QT_TRANSLATE_NOOP("Breakdown", "data parallel comm exposed"),
+    "optimizer_step": QT_TRANSLATE_NOOP("Breakdown", "optimizer step"),
+    "decode": QT_TRANSLATE_NOOP("Breakdown", "decode"),
+    "prefill (per request)": QT_TRANSLATE_NOOP("Breakdown", "prefill (per request)"),
+}
+
+
+def breakdown_labels() -> dict:
+    return {k: QCoreApplication.translate("Breakdown", v) for k, v in BREAKDOWN_LABELS.items()}
 
 
 def estimate_task(options: dict, db):
@@ -294,7 +326,7 @@ class PlanPage(QWidget):
             n["cost"].setText(self._cost_text(c))
             times = {k: [v * 1e3] for k, v in t["breakdown_s"].items() if v > 0}
             self.time_chart.set_title(self.tr("Step time"))
-            self.time_chart.set_data([self.tr("this plan")], times)
+            self.time_chart.set_data([self.tr("this plan")], times, labels=breakdown_labels())
         else:
             self.dp_label.setText("1")
             n["step"].setText(self.tr("prefill {t}").format(t=units.fmt_seconds(t["prefill_s"])))
@@ -306,12 +338,14 @@ class PlanPage(QWidget):
             n["cost"].setText(f"${per_m:,.3f} / M tokens" if per_m is not None else self.tr("no price"))
             self.time_chart.set_title(self.tr("Per-token decode time"))
             self.time_chart.set_data([self.tr("this plan")], {"decode": [t["decode_s_per_token"] * 1e3],
-                                                              "prefill (per request)": [t["prefill_s"] * 1e3]})
+                                                              "prefill (per request)": [t["prefill_s"] * 1e3]},
+                                     labels=breakdown_labels())
         comps = {k: [v / 1e9] for k, v in m["breakdown"].items() if v}
         overhead = m["device_bytes"] - m["peak_bytes"]
         if overhead > 0:
             comps["runtime overheads"] = [overhead / 1e9]
-        self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9])
+        self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9],
+                                   labels=breakdown_labels())
         self.advice.setText((self.tr("Advice: ") + est["advice"]["text"]) if est.get("advice") else "")
         self.assumptions.clear()
         self.assumptions.addItems(est.get("assumptions", []))
