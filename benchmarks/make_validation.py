@@ -193,6 +193,34 @@ def collectives_section(out):
                "fabrics.csv uses for nvlink4.\n")
 
 
+def resnet_section(out):
+    from planner_app.core.memory import training_memory
+    from planner_app.core.setup import ParallelPlan, TrainingSetup
+    from planner_app.specdb.catalog import shipped_db
+    runs = load("profiles_h200.json")["resnet50"]
+    model = shipped_db().model("resnet-50")
+    out.append("## ResNet-50 activations (H200, torchvision)\n")
+    out.append("`benchmarks/gpu_profile_cases.py`: `torch.cuda.memory_allocated` after the forward pass minus before, "
+               "batch 64. The preset stores the fp32 figure; autocast halves it.\n")
+    out.append("| recipe | measured MB/image | estimate MB/image | error |")
+    out.append("|---|---:|---:|---:|")
+    for r in runs:
+        setup = TrainingSetup(micro_batch=r["batch"], seq_len=1, recipe=r["recipe"])
+        est = training_memory(model, setup, ParallelPlan(), 141 * 2**30).breakdown["activations"] / r["batch"]
+        meas = r["activation_bytes_per_sample"]
+        out.append(f"| {r['recipe']} | {meas / 1e6:.2f} | {est / 1e6:.2f} | {est / meas - 1:+.1%} |")
+    out.append("\nThe fp32 row is the calibration itself (0% by construction); the bf16 row is the check.\n")
+
+
+def launch_section(out):
+    c = load("collectives_h200x1_launch.json")
+    out.append("## Cluster probe launch path (1x H200)\n")
+    out.append("The command `gpu-planner cluster command --nodes 1 --gpus-per-node 1 --quick` wrote, run as written "
+               f"on the H200 machine (NCCL {c['environment'].get('nccl')}, {c['environment']['world_size']} rank), "
+               "then imported with `gpu-planner cluster import`. One rank moves no data between GPUs, so it gives no "
+               "bus bandwidth; the 2-GPU figures above are the measurement.\n")
+
+
 def llm_analysis_section(out):
     out.append("## Against llm-analysis\n")
     out.append("`python benchmarks/compare_llm_analysis.py` (llm-analysis 0.2.2 from PyPI) on the same 21 runs: "
@@ -215,6 +243,8 @@ def main():
     published_runs_section(out)
     probe_section(out)
     collectives_section(out)
+    launch_section(out)
+    resnet_section(out)
     llm_analysis_section(out)
     path = os.path.join(ROOT, "docs", "validation.md")
     with open(path, "w") as f:

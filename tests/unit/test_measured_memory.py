@@ -53,3 +53,21 @@ def test_inference_peak_within_5_percent(run):
     im = inference_memory(m, InferenceSetup(batch=run["batch"], prompt_len=run["prompt_len"],
                                             new_tokens=run["new_tokens"]))
     assert im.peak_bytes == pytest.approx(run["peak_bytes"], rel=0.05)
+
+
+def test_resnet50_activations_match_the_h200_measurement(db):
+    """ResNet-50's saved activations per image against torch.cuda.memory_allocated after the
+    forward pass on the H200 (batch 64, fp32 and autocast bf16; tests/data/profiles_h200.json)."""
+    import json
+    import os
+
+    from planner_app.core.memory import training_memory
+    from planner_app.core.setup import ParallelPlan, TrainingSetup
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "profiles_h200.json")) as f:
+        runs = json.load(f)["resnet50"]
+    model = db.model("resnet-50")
+    for run in runs:
+        setup = TrainingSetup(micro_batch=run["batch"], seq_len=1, recipe=run["recipe"])
+        mem = training_memory(model, setup, ParallelPlan(), 141 * 2**30)
+        measured = run["activation_bytes_per_sample"] * run["batch"]
+        assert abs(mem.breakdown["activations"] / measured - 1) < 0.06, (run["recipe"], mem.breakdown["activations"])
