@@ -105,8 +105,16 @@ class ScenarioDocument(QObject):
             self.changed.emit("meta")
 
     # ---- files --------------------------------------------------------------------------
-    def new(self) -> None:
+    def new(self, defaults: dict | None = None) -> None:
+        """A fresh scenario; ``defaults``: currency, cny_per_usd, framework from the settings."""
         self.data = scenario.new_scenario()
+        d = defaults or {}
+        if d.get("currency"):
+            self.data["currency"] = d["currency"]
+        if d.get("cny_per_usd"):
+            self.data["cny_per_usd"] = d["cny_per_usd"]
+        if d.get("framework") and d["framework"] != "pytorch":
+            self.data["workload"]["framework"] = d["framework"]
         self.path = ""
         self.path_changed.emit("")
         self._set_dirty(False)

@@ -31,6 +31,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.db = db
         self.settings = settings or Settings()
+        self.settings.apply()
         self.doc = ScenarioDocument(self)
         self.meeting = False
         self._base_font = QApplication.font()
@@ -153,7 +154,9 @@ class MainWindow(QMainWindow):
 
     def new_file(self):
         if self.maybe_save():
-            self.doc.new()
+            st = self.settings
+            self.doc.new({"currency": st.get("currency"), "cny_per_usd": st.get("cny_per_usd"),
+                          "framework": st.get("default_framework")})
 
     def open_dialog(self):
         if not self.maybe_save():
@@ -299,7 +302,8 @@ class MainWindow(QMainWindow):
         QApplication.setFont(f)
 
     def settings_dialog(self):
-        SettingsDialog(self.settings, self).exec()
+        if SettingsDialog(self.settings, self).exec():
+            self.plan_page.schedule_recompute()  # units may have changed
 
     def about(self):
         from planner_app import __version__

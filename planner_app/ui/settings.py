@@ -1,8 +1,8 @@
 """Settings declared once (key, type, default), stored with QSettings; and the dialog."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
 from planner_app.i18n import LANGUAGES
 from planner_app.ui.fields import ChoiceField, NumberField
@@ -14,6 +14,10 @@ SETTINGS = {
     "autosave_s": (int, 60),
     "recent_files": (list, []),
     "first_run_done": (bool, False),
+    "currency": (str, "USD"),  # of new scenarios
+    "cny_per_usd": (float, 7.10),
+    "default_framework": (str, "pytorch"),
+    "binary_units": (bool, False),  # GiB instead of GB
 }
 
 
@@ -40,6 +44,15 @@ class Settings:
             raise KeyError(key)
         self.q.setValue(key, value)
 
+    def reset(self) -> None:
+        """Every setting back to its default (recent files and window geometry included)."""
+        self.q.clear()
+
+    def apply(self) -> None:
+        """Settings that act at once: units of bytes."""
+        from planner_app import units
+        units.set_binary(self.get("binary_units"))
+
     def add_recent(self, path: str, limit: int = 8) -> list[str]:
         recent = [p for p in self.get("recent_files") if p != path]
         recent.insert(0, path)
@@ -60,20 +73,48 @@ class SettingsDialog(QDialog):
                                   ("dark", self.tr("dark"))], settings.get("theme"))
         self.scale = NumberField(self.tr("Meeting-mode font scale"), minimum=1.0, maximum=3.0, optional=False)
         self.scale.set_value(settings.get("meeting_font_scale"))
+        from planner_app.core.setup import FRAMEWORKS
+        from planner_app.paths import user_data_dir
+        self.currency = ChoiceField([("USD", "USD"), ("CNY", "CNY")], settings.get("currency"))
+        self.rate = NumberField(self.tr("CNY per USD"), minimum=0.01, maximum=1000.0, optional=False)
+        self.rate.set_value(settings.get("cny_per_usd"))
+        self.framework = ChoiceField([(f, f) for f in FRAMEWORKS], settings.get("default_framework"))
+        self.binary = QCheckBox(self.tr("show memory in GiB (2^30 bytes) instead of GB (10^9)"))
+        self.binary.setChecked(settings.get("binary_units"))
         form.addRow(self.tr("Language"), self.language)
         form.addRow(self.tr("Theme"), self.theme)
         form.addRow(self.tr("Meeting-mode font scale"), self.scale)
+        form.addRow(self.tr("Currency of new scenarios"), self.currency)
+        form.addRow(self.tr("CNY per USD"), self.rate)
+        form.addRow(self.tr("Default framework"), self.framework)
+        form.addRow(self.tr("Units"), self.binary)
+        data_dir = QLabel(user_data_dir())
+        data_dir.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        form.addRow(self.tr("Your data (database, autosave, logs)"), data_dir)
         lay.addLayout(form)
+        self.reset_button = QPushButton(self.tr("Reset all settings"))
+        self.reset_button.clicked.connect(self.reset)
+        lay.addWidget(self.reset_button)
         lay.addWidget(QLabel(self.tr("A new language applies the next time the app starts.")))
         bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         bb.accepted.connect(self.save)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
 
+    def reset(self):
+        self.settings.reset()
+        self.settings.apply()
+        self.accept()
+
     def save(self):
-        if self.scale.error_text:
+        if self.scale.error_text or self.rate.error_text:
             return
         self.settings.set("language", self.language.value())
         self.settings.set("theme", self.theme.value())
         self.settings.set("meeting_font_scale", float(self.scale.value()))
+        self.settings.set("currency", self.currency.value())
+        self.settings.set("cny_per_usd", float(self.rate.value()))
+        self.settings.set("default_framework", self.framework.value())
+        self.settings.set("binary_units", self.binary.isChecked())
+        self.settings.apply()
         self.accept()

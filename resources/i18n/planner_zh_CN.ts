@@ -971,12 +971,40 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>会议模式字体缩放</translation>
     </message>
     <message>
+        <source>CNY per USD</source>
+        <translation>人民币兑美元汇率</translation>
+    </message>
+    <message>
+        <source>show memory in GiB (2^30 bytes) instead of GB (10^9)</source>
+        <translation>显存以 GiB（2^30 字节）而非 GB（10^9）显示</translation>
+    </message>
+    <message>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
         <source>Theme</source>
         <translation>主题</translation>
+    </message>
+    <message>
+        <source>Currency of new scenarios</source>
+        <translation>新场景的货币</translation>
+    </message>
+    <message>
+        <source>Default framework</source>
+        <translation>默认框架</translation>
+    </message>
+    <message>
+        <source>Units</source>
+        <translation>单位</translation>
+    </message>
+    <message>
+        <source>Your data (database, autosave, logs)</source>
+        <translation>你的数据（数据库、自动保存、日志）</translation>
+    </message>
+    <message>
+        <source>Reset all settings</source>
+        <translation>恢复所有默认设置</translation>
     </message>
     <message>
         <source>A new language applies the next time the app starts.</source>

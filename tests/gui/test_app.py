@@ -299,3 +299,29 @@ def test_junk_in_every_field_never_crashes(window, qtbot):
     window.doc.load_data(scenario.new_scenario(), dirty=False)
     qtbot.waitUntil(lambda: window.plan_page.last_estimate is not None and
                     window.plan_page.last_estimate["parallel"]["gpus"] == 8, timeout=15000)
+
+
+def test_settings_units_defaults_and_reset(window, qtbot):
+    from planner_app import units
+    from planner_app.ui.settings import SettingsDialog
+    d = SettingsDialog(window.settings, window)
+    d.binary.setChecked(True)
+    d.currency.set_value("CNY")
+    d.framework.set_value("megatron")
+    d.rate.set_value(7.3)
+    d.save()
+    assert window.settings.get("binary_units") and window.settings.get("cny_per_usd") == pytest.approx(7.3)
+    window.plan_page.schedule_recompute()
+    qtbot.waitUntil(lambda: "GiB" in window.plan_page.numbers["memory"].text(), timeout=10000)
+    window.doc._set_dirty(False)
+    window.new_file()
+    assert window.doc.data["currency"] == "CNY" and window.doc.data["workload"]["framework"] == "megatron"
+    assert window.doc.data["cny_per_usd"] == pytest.approx(7.3)
+    d2 = SettingsDialog(window.settings, window)
+    d2.rate.setText("abc")
+    d2.rate.textEdited.emit("abc")
+    d2.save()  # refused: the rate field says what is allowed
+    assert "CNY per USD" in d2.rate.error_text and window.settings.get("cny_per_usd") == pytest.approx(7.3)
+    d2.reset()
+    assert not window.settings.get("binary_units") and window.settings.get("currency") == "USD"
+    assert units.fmt_bytes(2**30) == "1.07 GB"
