@@ -735,6 +735,46 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>验证：用工作负载中的模型训练几步</translation>
     </message>
     <message>
+        <source>Cluster probe (torch.distributed: NCCL on GPUs)</source>
+        <translation>集群探测（torch.distributed：GPU 上使用 NCCL）</translation>
+    </message>
+    <message>
+        <source>Slurm script</source>
+        <translation>Slurm 脚本</translation>
+    </message>
+    <message>
+        <source>Write launch command</source>
+        <translation>生成启动命令</translation>
+    </message>
+    <message>
+        <source>Import result file…</source>
+        <translation>导入结果文件…</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点数</translation>
+    </message>
+    <message>
+        <source>GPUs per node</source>
+        <translation>每节点 GPU 数</translation>
+    </message>
+    <message>
+        <source>{n} ranks on {nodes} node(s): best all-reduce bus bandwidth {bw:,.0f} GB/s</source>
+        <translation>{nodes} 个节点上 {n} 个进程：all-reduce 最佳总线带宽 {bw:,.0f} GB/s</translation>
+    </message>
+    <message>
+        <source>saved in profile {name}</source>
+        <translation>已保存到校准配置 {name}</translation>
+    </message>
+    <message>
+        <source>Import a cluster probe result</source>
+        <translation>导入集群探测结果</translation>
+    </message>
+    <message>
+        <source>JSON files (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
         <source>simulated devices (test)</source>
         <translation>模拟设备（测试）</translation>
     </message>

@@ -325,3 +325,19 @@ def test_settings_units_defaults_and_reset(window, qtbot):
     d2.reset()
     assert not window.settings.get("binary_units") and window.settings.get("currency") == "USD"
     assert units.fmt_bytes(2**30) == "1.07 GB"
+
+
+def test_cluster_probe_section_writes_commands_and_imports_results(window, qtbot):
+    pp = window.probe_page
+    pp.cl_nodes.setValue(4)
+    pp.cl_gpus.setValue(8)
+    text = pp.write_cluster_command()
+    assert "--nnodes=4" in text and "--nproc-per-node=8" in text and text == pp.cl_text.toPlainText()
+    pp.cl_kind.set_value("slurm")
+    assert pp.write_cluster_command().startswith("#!/bin/bash")
+    verdicts = pp.import_cluster_result(os.path.join(ROOT, "tests", "data", "collectives_h200x2.json"), "h200-pair")
+    assert verdicts and verdicts[0]["status"] == "normal"
+    assert "347 GB/s" in pp.cl_status.text() and "h200-pair" in pp.cl_status.text()
+    assert any(pp.profiles.item(i).text().startswith("h200-pair") for i in range(pp.profiles.count()))
+    assert pp.import_cluster_result(os.path.join(ROOT, "README.md")) == []
+    assert "not valid JSON" in pp.cl_status.text()
