@@ -71,7 +71,7 @@ def test_the_real_worker_speaks_json_lines():
 
 
 # ---- CPU backend ----------------------------------------------------------------------------
-def test_numpy_backend_gemm_reaches_70_percent_of_plain_numpy():
+def test_numpy_backend_gemm_reaches_80_percent_of_plain_numpy():
     """The probe times the same matmul as plain numpy (best of several runs on each side, so
     other processes on a shared 2-core machine do not decide the outcome)."""
     n = 1024
@@ -79,19 +79,24 @@ def test_numpy_backend_gemm_reaches_70_percent_of_plain_numpy():
     a = rng.standard_normal((n, n)).astype(np.float32)
     b = rng.standard_normal((n, n)).astype(np.float32)
     np.matmul(a, b)
-    direct = []
-    for _ in range(7):
-        t = time.perf_counter()
-        np.matmul(a, b)
-        direct.append(time.perf_counter() - t)
-    res = run_benchmarks("numpy", quick=True)
-    for _ in range(7):
-        t = time.perf_counter()
-        np.matmul(a, b)
-        direct.append(time.perf_counter() - t)
-    direct_tflops = 2 * n**3 / min(direct) / 1e12
-    probe = max(2 * n**3 / r["min_s"] / 1e12 for r in res["gemm"] if r["dtype"] == "fp32" and r["m"] == n)
-    assert probe >= 0.7 * direct_tflops, (probe, direct_tflops)
+    ratios = []
+    for _attempt in range(3):  # a burst of load from another process can spoil one attempt, not three
+        direct = []
+        for _ in range(7):
+            t = time.perf_counter()
+            np.matmul(a, b)
+            direct.append(time.perf_counter() - t)
+        res = run_benchmarks("numpy", quick=True)
+        for _ in range(7):
+            t = time.perf_counter()
+            np.matmul(a, b)
+            direct.append(time.perf_counter() - t)
+        direct_tflops = 2 * n**3 / min(direct) / 1e12
+        probe = max(2 * n**3 / r["min_s"] / 1e12 for r in res["gemm"] if r["dtype"] == "fp32" and r["m"] == n)
+        ratios.append(probe / direct_tflops)
+        if ratios[-1] >= 0.8:
+            break
+    assert max(ratios) >= 0.8, ratios
     kinds = {b["kind"] for b in res["bandwidth"]}
     assert {"copy", "triad"} <= kinds and all(b["gbps"] > 0.5 for b in res["bandwidth"])
     assert all(r["min_s"] <= r["median_s"] <= r["max_s"] for r in res["gemm"])
