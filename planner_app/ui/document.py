@@ -39,29 +39,25 @@ class ScenarioDocument(QObject):
         return copy.deepcopy(self.data)
 
     # ---- edits --------------------------------------------------------------------------
-    def update_workload(self, **values) -> None:
-        w = self.data["workload"]
+    @staticmethod
+    def _apply(target: dict, values: dict) -> bool:
+        """Set ``values`` in ``target`` (None or "" removes the key); True if anything changed."""
         changed = False
         for k, v in values.items():
             if v is None or v == "":
-                changed |= w.pop(k, None) is not None
-            elif w.get(k) != v:
-                w[k] = v
+                changed |= target.pop(k, None) is not None
+            elif target.get(k) != v:
+                target[k] = v
                 changed = True
-        if changed:
+        return changed
+
+    def update_workload(self, **values) -> None:
+        if self._apply(self.data["workload"], values):
             self._set_dirty(True)
             self.changed.emit("workload")
 
     def update_plan(self, index: int, **values) -> None:
-        p = self.data["plans"][index]
-        changed = False
-        for k, v in values.items():
-            if v is None or v == "":
-                changed |= p.pop(k, None) is not None
-            elif p.get(k) != v:
-                p[k] = v
-                changed = True
-        if changed:
+        if self._apply(self.data["plans"][index], values):
             self._set_dirty(True)
             self.changed.emit("plans")
 
