@@ -68,6 +68,25 @@ def estimate_from_options(options: dict, db) -> dict:
     return estimate_from_args(SimpleNamespace(**{**OPTION_DEFAULTS, **options}), db)
 
 
+def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
+    """The TrainingSetup and ParallelPlan for CLI-named options; one place for the defaults
+    (recipe from the GPU and framework, attention from the framework, sequence length from
+    the preset), shared by estimate, scaling (``dp=1``: the curve grows it) and the GUI."""
+    recipe = args.recipe or default_recipe(hw.gpu, args.framework)
+    if not args.recipe and notes is not None:
+        notes.append(f"recipe {recipe} (default for {hw.gpu.name} with {args.framework}; --recipe)")
+    attention = args.attention or ("flash" if args.framework == "megatron" else "sdpa")
+    seq = args.seq_len or default_seq_len(model, db)
+    setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
+                          tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
+                          attention=attention, recompute=args.recompute, framework=args.framework,
+                          offload=args.offload)
+    plan = resolve_plan(gpus=None if dp else args.gpus, tp=args.tp, pp=args.pp, dp=dp or args.dp, cp=args.cp,
+                        ep=args.ep, zero=args.zero, sequence_parallel=args.sequence_parallel,
+                        pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)
+    return setup, plan
+
+
 def estimate_from_args(args, db) -> dict:
     model, hw, per_node, overrides, notes = build_request(args, db)
     if args.mode == "inference":
@@ -79,18 +98,7 @@ def estimate_from_args(args, db) -> dict:
                                attention=args.attention or "flash")
         out = estimate_inference(model, hw, setup, tp, overrides)
     else:
-        recipe = args.recipe or default_recipe(hw.gpu, args.framework)
-        if not args.recipe:
-            notes.append(f"recipe {recipe} (default for {hw.gpu.name} with {args.framework}; --recipe)")
-        attention = args.attention or ("flash" if args.framework == "megatron" else "sdpa")
-        seq = args.seq_len or default_seq_len(model, db)
-        setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
-                              tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
-                              attention=attention, recompute=args.recompute, framework=args.framework,
-                              offload=args.offload)
-        plan = resolve_plan(gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, cp=args.cp, ep=args.ep,
-                            zero=args.zero, sequence_parallel=args.sequence_parallel,
-                            pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)
+        setup, plan = training_setup_and_plan(args, model, hw, per_node, db, notes)
         out = estimate_training(model, hw, setup, plan, overrides)
     out["assumptions"] = notes + out["assumptions"]
     return _clean(out)

@@ -68,20 +68,11 @@ def run_search(args) -> int:
 
 def run_scaling(args) -> int:
     from planner_app.cli import _user_db_catalog
-    from planner_app.cli_estimate import build_request
-    from planner_app.core.setup import TrainingSetup
-    from planner_app.resolve import default_recipe, resolve_plan
+    from planner_app.cli_estimate import build_request, training_setup_and_plan
 
     db = _user_db_catalog()
     model, hw, per_node, overrides, notes = build_request(args, db)
-    recipe = args.recipe or default_recipe(hw.gpu, args.framework)
-    seq = args.seq_len or default_seq_len(model, db)
-    setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
-                          recipe=recipe, optimizer=args.optimizer, attention=args.attention or "flash",
-                          recompute=args.recompute, framework=args.framework)
-    plan = resolve_plan(tp=args.tp, pp=args.pp, dp=1, cp=args.cp, ep=args.ep, zero=args.zero,
-                        sequence_parallel=args.sequence_parallel, pp_schedule=args.pp_schedule, vp=args.vp,
-                        gpus_per_node=per_node)
+    setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
     if args.nodes:
         try:
             nodes = sorted({int(x) for x in args.nodes.split(",") if x.strip()})

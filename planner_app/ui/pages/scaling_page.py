@@ -29,12 +29,11 @@ def parse_nodes(text: str) -> list[int]:
 
 def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool):
     def run(progress, cancelled):
-        from planner_app import scenario
-        from planner_app.cli_estimate import OPTION_DEFAULTS, build_request
-        from planner_app.core.scaling import scaling_curve
-        from planner_app.core.setup import TrainingSetup
-        from planner_app.resolve import default_recipe, default_seq_len, resolve_plan
         from types import SimpleNamespace
+
+        from planner_app import scenario
+        from planner_app.cli_estimate import OPTION_DEFAULTS, build_request, training_setup_and_plan
+        from planner_app.core.scaling import scaling_curve
         if sc["workload"].get("mode", "training") != "training":
             raise ValueError("scaling curves are for training plans; the workload is inference")
         opts = {**OPTION_DEFAULTS, **scenario.plan_options(sc, sc.get("chosen_plan", 0))}
@@ -44,14 +43,7 @@ def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool)
                 return None
             args = SimpleNamespace(**{**opts, "fabric": fab})
             model, hw, per_node, _, _ = build_request(args, db)
-            recipe = args.recipe or default_recipe(hw.gpu, args.framework)
-            setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=args.seq_len or default_seq_len(model, db),
-                                  global_batch=args.global_batch or 0, recipe=recipe, optimizer=args.optimizer,
-                                  attention=args.attention or "flash", recompute=args.recompute,
-                                  framework=args.framework, offload=args.offload)
-            plan = resolve_plan(tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, zero=args.zero,
-                                sequence_parallel=args.sequence_parallel, pp_schedule=args.pp_schedule, vp=args.vp,
-                                gpus_per_node=per_node)
+            setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
             out[fab] = scaling_curve(model, hw, setup, plan, nodes, weak=weak)
             progress((i + 1) / len(fabrics), fab)
         return out
