@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import socket
-import statistics
 import sys
 import time
 

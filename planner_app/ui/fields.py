@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QListWidgetItem, QSpinBox
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 
@@ -100,3 +100,28 @@ class ChoiceField(QComboBox):
         i = self.findData(v)
         if i >= 0:
             self.setCurrentIndex(i)
+
+
+class CheckList(QListWidget):
+    """A list of (key, label) rows with check boxes; ``checked_keys()`` in list order."""
+
+    def __init__(self, items, checked=(), parent=None):
+        super().__init__(parent)
+        for key, label in items:
+            it = QListWidgetItem(label)
+            it.setData(Qt.UserRole, key)
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            it.setCheckState(Qt.Checked if key in checked else Qt.Unchecked)
+            self.addItem(it)
+
+    def checked_keys(self) -> list:
+        return [self.item(i).data(Qt.UserRole) for i in range(self.count())
+                if self.item(i).checkState() == Qt.Checked]
+
+    def set_checked(self, keys) -> None:
+        for i in range(self.count()):
+            it = self.item(i)
+            it.setCheckState(Qt.Checked if it.data(Qt.UserRole) in keys else Qt.Unchecked)
+
+    def labels(self) -> dict:
+        return {self.item(i).data(Qt.UserRole): self.item(i).text() for i in range(self.count())}

@@ -2,11 +2,12 @@
 each row in bold (★), and grouped charts of memory, time and cost."""
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPushButton,
+                               QTableView, QVBoxLayout, QWidget)
 
 from planner_app.ui.charts.bars import GroupedBarChart
+from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
@@ -75,13 +76,7 @@ class AddInstancesDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Add machines to compare"))
         lay = QVBoxLayout(self)
-        self.list = QListWidget()
-        for kind, ident, label in hardware_choices(db):
-            it = QListWidgetItem(label)
-            it.setData(Qt.UserRole, hw_key(kind, ident))
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Unchecked)
-            self.list.addItem(it)
+        self.list = CheckList([(hw_key(kind, ident), label) for kind, ident, label in hardware_choices(db)])
         lay.addWidget(self.list)
         bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         bb.accepted.connect(self.accept)
@@ -90,14 +85,10 @@ class AddInstancesDialog(QDialog):
         self.resize(560, 600)
 
     def check(self, idents: list[str]) -> None:
-        for i in range(self.list.count()):
-            it = self.list.item(i)
-            if parse_hw_key(it.data(Qt.UserRole))[1] in idents:
-                it.setCheckState(Qt.Checked)
+        self.list.set_checked({k for k in self.list.labels() if parse_hw_key(k)[1] in idents})
 
     def chosen(self) -> list[tuple[str, str]]:
-        return [parse_hw_key(self.list.item(i).data(Qt.UserRole)) for i in range(self.list.count())
-                if self.list.item(i).checkState() == Qt.Checked]
+        return [parse_hw_key(k) for k in self.list.checked_keys()]
 
 
 class ComparePage(QWidget):

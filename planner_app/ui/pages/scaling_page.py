@@ -2,11 +2,12 @@
 per network, with the no-overlap 1/(1 + t_comm/t_compute) reference dashed."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QTableView, QVBoxLayout, QWidget)
 
 from planner_app.ui.charts.lines import ScalingChart
+from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.workers import TaskSlot
 
@@ -72,14 +73,9 @@ class ScalingPage(QWidget):
         form.addRow("", self.weak)
         left.addLayout(form)
         left.addWidget(QLabel(self.tr("Networks")))
-        self.fabric_list = QListWidget()
         fabrics = db.fabrics
-        for r in fabrics[fabrics.scope == "inter"].to_dict("records"):
-            it = QListWidgetItem(r["name"])
-            it.setData(Qt.UserRole, r["id"])
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Checked if r["id"] in DEFAULT_FABRICS else Qt.Unchecked)
-            self.fabric_list.addItem(it)
+        self.fabric_list = CheckList([(r["id"], r["name"]) for r in fabrics[fabrics.scope == "inter"].to_dict("records")],
+                                     checked=DEFAULT_FABRICS)
         left.addWidget(self.fabric_list, 1)
         self.error = QLabel()
         self.error.setWordWrap(True)
@@ -108,8 +104,7 @@ class ScalingPage(QWidget):
         self.timer.start()
 
     def selected_fabrics(self) -> list[str]:
-        return [self.fabric_list.item(i).data(Qt.UserRole) for i in range(self.fabric_list.count())
-                if self.fabric_list.item(i).checkState() == Qt.Checked]
+        return self.fabric_list.checked_keys()
 
     def recompute(self):
         try:
@@ -131,8 +126,7 @@ class ScalingPage(QWidget):
         if curves is None:
             return
         self.curves = curves
-        names = {self.fabric_list.item(i).data(Qt.UserRole): self.fabric_list.item(i).text()
-                 for i in range(self.fabric_list.count())}
+        names = self.fabric_list.labels()
         main, ref, rows = {}, {}, []
         for fab, pts in curves.items():
             label = names.get(fab, fab)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QTableView, QVBoxLayout, QWidget)
 
 from planner_app.ui.charts.lines import ParetoChart
-from planner_app.ui.fields import ChoiceField, IntField, NumberField
+from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
@@ -63,13 +63,8 @@ class SearchPage(QWidget):
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         left.addWidget(QLabel(self.tr("Machines to consider")))
-        self.machines = QListWidget()
-        for kind, ident, label in hardware_choices(db):
-            it = QListWidgetItem(label)
-            it.setData(Qt.UserRole, hw_key(kind, ident))
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Checked if ident in DEFAULT_MACHINES else Qt.Unchecked)
-            self.machines.addItem(it)
+        self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(db)],
+                                  checked={hw_key("instance", m) for m in DEFAULT_MACHINES})
         left.addWidget(self.machines, 1)
         form = QFormLayout()
         self.max_gpus = IntField(1, 100_000, 1024)
@@ -125,8 +120,7 @@ class SearchPage(QWidget):
         lay.addLayout(right, 3)
 
     def selected_machines(self):
-        return [parse_hw_key(self.machines.item(i).data(Qt.UserRole)) for i in range(self.machines.count())
-                if self.machines.item(i).checkState() == Qt.Checked]
+        return [parse_hw_key(k) for k in self.machines.checked_keys()]
 
     def run_search(self):
         machines = self.selected_machines()
