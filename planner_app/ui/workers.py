@@ -97,3 +97,23 @@ class TaskSlot(QObject):
             exc.traceback_text = tb
             self.failed.emit(exc)
             self.finished.emit()
+
+
+class RecomputeWhenVisible:
+    """Mixin for pages whose results follow the scenario: an edit starts the page's debounce
+    timer only while the page is on screen; a hidden page just remembers it is stale and
+    recomputes when shown (the Plan page's estimate is not redone by every page on every key)."""
+
+    _stale = True
+
+    def request_recompute(self, *_args) -> None:
+        if self.isVisible():
+            self.timer.start()
+        else:
+            self._stale = True
+
+    def showEvent(self, event):  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.timer.start()

@@ -341,3 +341,18 @@ def test_cluster_probe_section_writes_commands_and_imports_results(window, qtbot
     assert any(pp.profiles.item(i).text().startswith("h200-pair") for i in range(pp.profiles.count()))
     assert pp.import_cluster_result(os.path.join(ROOT, "README.md")) == []
     assert "not valid JSON" in pp.cl_status.text()
+
+
+def test_hidden_pages_wait_until_shown(window, qtbot):
+    """Edits on the Plan page do not make the hidden Compare page re-evaluate every plan;
+    it catches up when shown."""
+    cp = window.compare_page
+    window.nav.setCurrentRow(1)
+    cp.results = []
+    with qtbot.waitSignal(window.plan_page.estimated, timeout=10000):
+        _set_spin(qtbot, window.plan_page.gpus, 256)
+    qtbot.wait(400)
+    assert cp.results == [] and not cp.timer.isActive()
+    window.nav.setCurrentRow(2)
+    qtbot.waitUntil(lambda: bool(cp.results), timeout=15000)
+    assert cp.results[0]["estimate"]["parallel"]["gpus"] == 256

@@ -10,7 +10,7 @@ from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
-from planner_app.ui.workers import TaskSlot
+from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 # (key, label, unit, better: "min"/"max"/None, getter)
 METRICS = (
@@ -91,7 +91,7 @@ class AddInstancesDialog(QDialog):
         return [parse_hw_key(k) for k in self.list.checked_keys()]
 
 
-class ComparePage(QWidget):
+class ComparePage(RecomputeWhenVisible, QWidget):
     def __init__(self, doc, db, parent=None):
         super().__init__(parent)
         self.doc, self.db = doc, db
@@ -127,8 +127,7 @@ class ComparePage(QWidget):
         for c in (self.memory_chart, self.time_chart, self.cost_chart):
             charts.addWidget(c)
         lay.addLayout(charts, 2)
-        doc.changed.connect(lambda _w: self.timer.start())
-        self.timer.start()
+        doc.changed.connect(self.request_recompute)
 
     def add_machines(self, machines: list[tuple[str, str]]) -> None:
         import copy

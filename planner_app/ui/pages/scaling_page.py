@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLin
 from planner_app.ui.charts.lines import ScalingChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
-from planner_app.ui.workers import TaskSlot
+from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEFAULT_NODES = "1,2,4,8,16,32,64"
 DEFAULT_FABRICS = ("ib-ndr", "roce-400", "efa-v2", "eth-100")
@@ -51,7 +51,7 @@ def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool)
     return run
 
 
-class ScalingPage(QWidget):
+class ScalingPage(RecomputeWhenVisible, QWidget):
     def __init__(self, doc, db, parent=None):
         super().__init__(parent)
         self.doc, self.db = doc, db
@@ -97,11 +97,10 @@ class ScalingPage(QWidget):
         self.table.verticalHeader().setVisible(False)
         right.addWidget(self.table, 2)
         lay.addLayout(right, 3)
-        self.nodes.textEdited.connect(lambda _t: self.timer.start())
-        self.weak.toggled.connect(self.timer.start)
-        self.fabric_list.itemChanged.connect(lambda _i: self.timer.start())
-        doc.changed.connect(lambda _w: self.timer.start())
-        self.timer.start()
+        self.nodes.textEdited.connect(self.request_recompute)
+        self.weak.toggled.connect(self.request_recompute)
+        self.fabric_list.itemChanged.connect(self.request_recompute)
+        doc.changed.connect(self.request_recompute)
 
     def selected_fabrics(self) -> list[str]:
         return self.fabric_list.checked_keys()
