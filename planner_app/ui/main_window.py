@@ -275,7 +275,10 @@ class MainWindow(QMainWindow):
             from planner_app.specdb.importers import atomic_write_text
             model = tables[0].model()
             model = model.sourceModel() if hasattr(model, "sourceModel") else model
-            atomic_write_text(path, model.to_csv())
+            try:
+                atomic_write_text(path, model.to_csv())
+            except OSError as e:
+                QMessageBox.warning(self, self.tr("Cannot save"), str(e))
 
     def export_chart_dialog(self):
         charts = self._current_charts()
@@ -284,7 +287,10 @@ class MainWindow(QMainWindow):
             return
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export chart"), "chart.png", "PNG (*.png);;SVG (*.svg)")
         if path:
-            charts[0].export(path)
+            try:
+                charts[0].export(path)
+            except OSError as e:
+                QMessageBox.warning(self, self.tr("Cannot save"), str(e))
 
     # ---- view ---------------------------------------------------------------------------------
     def toggle_meeting(self, checked=None):

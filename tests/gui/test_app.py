@@ -241,6 +241,9 @@ def test_meeting_mode_and_exports(window, qtbot, tmp_path):
     chart.export(str(tmp_path / "m.svg"))
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<svg" in (tmp_path / "m.svg").read_text()
+    with pytest.raises(OSError):
+        chart.export(str(tmp_path / "missing-folder" / "m.png"))
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".chart-")]  # no temporary left
     csv_text = window.specs_page.models["gpus"].to_csv()
     assert csv_text.splitlines()[0].startswith("name") and len(csv_text.splitlines()) > 30
 

@@ -57,8 +57,18 @@ class ChartBase(QWidget):
         p.end()
 
     def export(self, path: str) -> None:
-        """PNG or SVG by the file's suffix."""
-        if path.lower().endswith(".svg"):
-            self.export_svg(path)
-        else:
-            self.export_png(path)
+        """PNG or SVG by the file's suffix, written to a temporary file in the same folder and
+        renamed: a failed export leaves no partial file and keeps an older one."""
+        import os
+        import tempfile
+        svg = path.lower().endswith(".svg")
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".chart-", suffix=".svg" if svg else ".png", dir=directory)
+        os.close(fd)
+        try:
+            (self.export_svg if svg else self.export_png)(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
