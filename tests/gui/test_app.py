@@ -359,3 +359,17 @@ def test_hidden_pages_wait_until_shown(window, qtbot):
     window.nav.setCurrentRow(2)
     qtbot.waitUntil(lambda: bool(cp.results), timeout=15000)
     assert cp.results[0]["estimate"]["parallel"]["gpus"] == 256
+
+
+def test_scaling_node_field_says_what_is_allowed(window, qtbot):
+    sp = window.scaling_page
+    window.nav.setCurrentRow(3)
+    qtbot.waitUntil(lambda: bool(sp.curves), timeout=15000)
+    sp.nodes.selectAll()
+    qtbot.keyClicks(sp.nodes, "1,x")
+    qtbot.waitUntil(lambda: "Node counts" in sp.error.text(), timeout=5000)
+    assert "whole numbers" in sp.error.text() and "border" in sp.nodes.styleSheet()
+    sp.nodes.selectAll()
+    qtbot.keyClicks(sp.nodes, "4,8")
+    qtbot.waitUntil(lambda: not sp.error.text() and sorted({p.nodes for v in sp.curves.values() for p in v}) == [4, 8],
+                    timeout=15000)
