@@ -112,6 +112,65 @@
     </message>
 </context>
 <context>
+    <name>Charts</name>
+    <message>
+        <source>Scaling efficiency</source>
+        <translation>扩展效率</translation>
+    </message>
+    <message>
+        <source>efficiency</source>
+        <translation>效率</translation>
+    </message>
+    <message>
+        <source>nodes</source>
+        <translation>节点数</translation>
+    </message>
+    <message>
+        <source>{name} (no overlap)</source>
+        <translation>{name}（无重叠）</translation>
+    </message>
+    <message>
+        <source>Time against cost</source>
+        <translation>时间与成本</translation>
+    </message>
+    <message>
+        <source>time to train (days)</source>
+        <translation>训练时间（天）</translation>
+    </message>
+    <message>
+        <source>cost (USD)</source>
+        <translation>成本（美元）</translation>
+    </message>
+    <message>
+        <source>seconds ago</source>
+        <translation>秒前</translation>
+    </message>
+    <message>
+        <source>GPU {n}</source>
+        <translation>GPU {n}</translation>
+    </message>
+    <message>
+        <source>Roofline</source>
+        <translation>Roofline 模型</translation>
+    </message>
+    <message>
+        <source>arithmetic intensity (FLOP/byte)</source>
+        <translation>算术强度（FLOP/字节）</translation>
+    </message>
+    <message>
+        <source>datasheet roof</source>
+        <translation>规格表上限</translation>
+    </message>
+    <message>
+        <source>measured roof</source>
+        <translation>实测上限</translation>
+    </message>
+    <message>
+        <source>measured GEMMs</source>
+        <translation>实测 GEMM</translation>
+    </message>
+</context>
+<context>
     <name>Compare</name>
     <message>
         <source>GPU / instance</source>

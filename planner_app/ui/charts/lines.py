@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.charts.base import PALETTE, ChartBase
 
 
@@ -13,21 +14,23 @@ class ScalingChart(ChartBase):
     no-overlap reference drawn dashed."""
 
     def __init__(self, parent=None):
-        super().__init__("Scaling efficiency", parent)
-        self.plot.setLabel("left", "efficiency", units="%")
-        self.plot.setLabel("bottom", "nodes")
+        super().__init__(translate("Charts", "Scaling efficiency"), parent)
+        self.plot.setLabel("left", translate("Charts", "efficiency"), units="%")
+        self.plot.setLabel("bottom", translate("Charts", "nodes"))
         self.plot.setLogMode(x=True, y=False)
         self.legend = self.plot.addLegend(offset=(-10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
         self._curves: dict[str, pg.PlotDataItem] = {}
 
     def set_curves(self, curves: dict[str, tuple[list, list]], reference: dict[str, tuple[list, list]] | None = None):
-        wanted = set(curves) | {f"{k} (no overlap)" for k in (reference or {})}
+        no_overlap = translate("Charts", "{name} (no overlap)")
+        wanted = set(curves) | {no_overlap.format(name=k) for k in (reference or {})}
         for key, item in self._curves.items():
             item.setVisible(key in wanted)
         for i, (name, (xs, ys)) in enumerate(curves.items()):
             self._curve(name, PALETTE[i % len(PALETTE)], False).setData(np.asarray(xs, float), np.asarray(ys, float) * 100)
         for i, (name, (xs, ys)) in enumerate((reference or {}).items()):
-            self._curve(f"{name} (no overlap)", PALETTE[i % len(PALETTE)], True).setData(
+            label = translate("Charts", "{name} (no overlap)").format(name=name)
+            self._curve(label, PALETTE[i % len(PALETTE)], True).setData(
                 np.asarray(xs, float), np.asarray(ys, float) * 100)
         nodes = sorted({int(x) for xs, _ in curves.values() for x in xs if x > 0})
         if nodes:  # ticks at the node counts themselves (log axis positions)
@@ -49,9 +52,9 @@ class ParetoChart(ChartBase):
     """Every ranked plan (grey) and the Pareto front (line) in days against cost."""
 
     def __init__(self, parent=None):
-        super().__init__("Time against cost", parent)
-        self.plot.setLabel("bottom", "time to train (days)")
-        self.plot.setLabel("left", "cost (USD)")
+        super().__init__(translate("Charts", "Time against cost"), parent)
+        self.plot.setLabel("bottom", translate("Charts", "time to train (days)"))
+        self.plot.setLabel("left", translate("Charts", "cost (USD)"))
         self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
         self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
                                      symbolBrush=PALETTE[1])
@@ -73,7 +76,7 @@ class TelemetryChart(ChartBase):
     def __init__(self, title: str, unit: str, parent=None):
         super().__init__(title, parent)
         self.plot.setLabel("left", unit)
-        self.plot.setLabel("bottom", "seconds ago")
+        self.plot.setLabel("bottom", translate("Charts", "seconds ago"))
         self._curves: dict[int, pg.PlotDataItem] = {}
         self.setMinimumHeight(160)
 
@@ -81,7 +84,8 @@ class TelemetryChart(ChartBase):
         for idx, (t, y) in series.items():
             c = self._curves.get(idx)
             if c is None:
-                c = self.plot.plot([], [], pen=pg.mkPen(PALETTE[idx % len(PALETTE)], width=2), name=f"GPU {idx}")
+                c = self.plot.plot([], [], pen=pg.mkPen(PALETTE[idx % len(PALETTE)], width=2),
+                                   name=translate("Charts", "GPU {n}").format(n=idx))
                 self._curves[idx] = c
             c.setData(np.asarray(t, float), np.asarray(y, float))
 
@@ -91,18 +95,18 @@ class RooflineChart(ChartBase):
     roof min(peak, bw x intensity) (Williams et al., CACM 2009) and the measured points."""
 
     def __init__(self, parent=None):
-        super().__init__("Roofline", parent)
+        super().__init__(translate("Charts", "Roofline"), parent)
         self.plot.setLogMode(x=True, y=True)
-        self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
+        self.plot.setLabel("bottom", translate("Charts", "arithmetic intensity (FLOP/byte)"))
         self.plot.setLabel("left", "TFLOP/s")
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
-        self._roof = self.plot.plot([], [], pen=pg.mkPen("#444", width=2), name="datasheet roof")
+        self._roof = self.plot.plot([], [], pen=pg.mkPen("#444", width=2), name=translate("Charts", "datasheet roof"))
         self._measured_roof = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2, style=pg.QtCore.Qt.DashLine),
-                                             name="measured roof")
+                                             name=translate("Charts", "measured roof"))
         # a PlotDataItem (not a bare ScatterPlotItem) so the log axes transform the points too
         self._points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=PALETTE[0],
-                                      symbolPen="#223", name="measured GEMMs")
+                                      symbolPen="#223", name=translate("Charts", "measured GEMMs"))
 
     @staticmethod
     def roof(peak_tflops: float, bw_gbps: float, intensities):
