@@ -178,6 +178,7 @@ def smoke(app, win) -> int:
     win.doc._set_dirty(False)
     win.shutdown()
     win.close()
-    print(f"smoke test: {win.stack.count()} pages visited, first paint {first_paint_s:.2f} s after start, "
+    print(f"smoke test: platform {app.platformName()}, {win.stack.count()} pages visited, first paint "
+          f"{first_paint_s:.2f} s after start, "
           + ("OK" if not failures else "FAILED: " + "; ".join(failures)))
     return 0 if not failures else 1
