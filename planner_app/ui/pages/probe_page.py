@@ -83,7 +83,8 @@ class ProbePage(QWidget):
         self.quick = QCheckBox(self.tr("quick"))
         self.quick.setChecked(True)
         self.run_button = QPushButton(self.tr("Run benchmarks"))
-        self.run_button.clicked.connect(self.run_benchmarks)
+        # not connect(self.run_benchmarks): clicked(bool) would land False in timeout_s (a 0 s limit)
+        self.run_button.clicked.connect(lambda _checked=False: self.run_benchmarks())
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
@@ -281,7 +282,7 @@ class ProbePage(QWidget):
         self.mem_chart.set_series(mem)
 
     # ---- benchmarks ---------------------------------------------------------------------------
-    def run_benchmarks(self, timeout_s: float = 900.0):
+    def run_benchmarks(self, *, timeout_s: float = 900.0):
         self.runner = ProbeRunner(timeout_s=timeout_s)
         runner = self.runner
         args = {"backend": self.backend.value(), "quick": self.quick.isChecked()}
