@@ -116,7 +116,7 @@ def build_window(files=(), settings=None, userdb=None, sample_fn=None):
         from planner_app.paths import examples_dir
         example = os.path.join(examples_dir(), "llama-70b-pretraining-three-clouds.json")
         if os.path.exists(example):
-            win.doc.load_data(_load(example), path="", dirty=False)
+            win.doc.load_data(_load(example), path="", dirty=False, template=True)
     return win
 
 

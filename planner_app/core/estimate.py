@@ -9,7 +9,7 @@ from planner_app.core import timing
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
-from planner_app.core.memory import training_memory
+from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
 
 
@@ -120,6 +120,7 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     if extras and model.is_transformer:
         out["memory"]["largest_micro_batch"] = largest_micro_batch(model, setup, plan, cap)
         out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
+    _add_margin(out["memory"])
     timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
     if extras and model.is_transformer:
@@ -185,8 +186,19 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
             f"weights in {setup.weights_dtype}; embeddings, output layer and norms in 16 bits",
         ],
     }
+    _add_margin(out["memory"])
     timing.add_inference_time(out, model, hw, setup, tp, overrides or Overrides())
     return out
+
+
+def _add_margin(mem: dict, min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> None:
+    """Free memory left on the GPU and the verdict against the default margin (the GUI
+    applies the user's own margin with the same ``memory_verdict``)."""
+    cap, dev = mem["capacity_bytes"], mem["device_bytes"]
+    mem["headroom_bytes"] = cap - dev
+    mem["headroom_fraction"] = (cap - dev) / cap
+    mem["verdict"] = memory_verdict(dev, cap, min_headroom_fraction)
+    mem["min_headroom_fraction"] = min_headroom_fraction
 
 
 __all__ = ["Hardware", "Overrides", "estimate_training", "estimate_inference", "largest_micro_batch",

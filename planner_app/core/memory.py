@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner_app.core.activations import model_profiles
+from planner_app.core.errors import InputError
 from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
 from planner_app.core.trace import SLOTS, W, factors
@@ -36,6 +37,23 @@ CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H2
 FRAGMENTATION = 0.05
 FRAGMENTATION_RECOMPUTE = 0.12
 DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size default (elements)
+# Free memory a plan should keep beyond the estimate before it is called comfortable (users
+# set their own in Settings): 2.5x the engine's largest memory error on the 21 measured H200
+# runs (2.0%, docs/validation.md), for allocator fragmentation and framework-version variance
+# the estimate cannot see. Below it a plan that fits is "tight".
+DEFAULT_MIN_HEADROOM_FRACTION = 0.05
+MEMORY_VERDICTS = ("fits", "tight", "does_not_fit")
+
+
+def memory_verdict(device_bytes: float, capacity_bytes: float,
+                   min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> str:
+    """"fits" (at least ``min_headroom_fraction`` of the GPU stays free), "tight" (fits with
+    less free than that) or "does_not_fit"."""
+    if not 0 <= min_headroom_fraction < 1:
+        raise InputError("min_headroom", f"must be from 0 to 99%; got {min_headroom_fraction * 100:g}%")
+    if device_bytes > capacity_bytes:
+        return "does_not_fit"
+    return "fits" if capacity_bytes - device_bytes >= min_headroom_fraction * capacity_bytes else "tight"
 
 
 @dataclass

@@ -24,6 +24,8 @@ class ScenarioDocument(QObject):
         self.data = scenario.new_scenario()
         self.path = ""
         self._dirty = False
+        self.template_meta = None  # the meta of an example opened as a template (see _retire_example_meta)
+        self.example_name = ""  # file name of the example this untitled scenario was opened from
 
     # ---- state ------------------------------------------------------------------------
     @property
@@ -52,9 +54,28 @@ class ScenarioDocument(QObject):
         return changed
 
     def update_workload(self, **values) -> None:
+        before = (self.data["workload"].get("model"), self.data["workload"].get("mode", "training"))
         if self._apply(self.data["workload"], values):
             self._set_dirty(True)
             self.changed.emit("workload")
+            if before != (self.data["workload"].get("model"), self.data["workload"].get("mode", "training")):
+                self._retire_example_meta()
+
+    def _retire_example_meta(self) -> None:
+        """An example's title and notes describe the example: once its model or mode changes
+        they no longer describe the scenario, so they give way to a plain title (unless the
+        user has written their own)."""
+        t = self.template_meta
+        meta = self.data.setdefault("meta", {})
+        if t is None or (meta.get("title"), meta.get("notes")) != (t.get("title"), t.get("notes")):
+            self.template_meta = None
+            return
+        self.template_meta = None
+        m = self.data["workload"].get("model")
+        name = m if isinstance(m, str) else (m or {}).get("name", "")
+        meta["title"] = f"{name} {self.data['workload'].get('mode', 'training')} sizing".strip()
+        meta["notes"] = ""
+        self.changed.emit("meta")
 
     def update_plan(self, index: int, **values) -> None:
         if self._apply(self.data["plans"][index], values):
@@ -117,15 +138,26 @@ class ScenarioDocument(QObject):
         self.changed.emit("all")
 
     def open(self, path: str) -> None:
+        """Open a scenario file. A shipped example opens as an untitled copy (Save asks for a
+        name, so the example itself is never overwritten)."""
         data = scenario.load(path)  # raises SpecDataError with the field; nothing changes then
+        if is_example(path):
+            self.load_data(data, path="", dirty=False, template=True)
+            self.example_name = os.path.basename(path)
+            self.path_changed.emit("")
+            return
         self.data = data
+        self.template_meta = None
+        self.example_name = ""
         self.path = path
         self.path_changed.emit(path)
         self._set_dirty(False)
         self.changed.emit("all")
 
-    def load_data(self, data: dict, path: str = "", dirty: bool = True) -> None:
+    def load_data(self, data: dict, path: str = "", dirty: bool = True, template: bool = False) -> None:
         self.data = scenario.validate(scenario.migrate(copy.deepcopy(data)))
+        self.template_meta = copy.deepcopy(self.data.get("meta", {})) if template else None
+        self.example_name = ""
         self.path = path
         self.path_changed.emit(path)
         self._set_dirty(dirty)
@@ -137,6 +169,7 @@ class ScenarioDocument(QObject):
             raise ValueError("no file name")
         scenario.save(self.data, target)
         self.path = target
+        self.example_name = ""
         self.path_changed.emit(target)
         self._set_dirty(False)
         clear_autosave()
@@ -151,6 +184,15 @@ class ScenarioDocument(QObject):
         payload.setdefault("meta", {})["autosave_of"] = self.path
         atomic_write_text(path, scenario.dumps(payload))
         return path
+
+
+def is_example(path: str) -> bool:
+    from planner_app.paths import examples_dir
+    try:
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(examples_dir())]) == \
+            os.path.realpath(examples_dir())
+    except ValueError:  # different drives (Windows)
+        return False
 
 
 def autosave_path() -> str:

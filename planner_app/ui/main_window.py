@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from functools import partial
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QListWidget, QMainWindow, QMessageBox,
                                QProgressDialog, QStackedWidget, QWidget)
@@ -24,6 +24,17 @@ from planner_app.ui.settings import Settings, SettingsDialog
 from planner_app.ui.workers import TaskSlot
 
 SCENARIO_FILTER = "Scenario (*.json)"
+
+
+# The first window: this size where the screen has room, else 94% of the screen's free area
+# (a 1366x768 laptop gets about 1284x680); every page is laid out to work down to 1024x640.
+DEFAULT_WINDOW_SIZE = (1440, 900)
+SCREEN_FRACTION = 0.94
+
+
+def default_window_size(available: QSize) -> QSize:
+    w, h = DEFAULT_WINDOW_SIZE
+    return QSize(min(w, int(available.width() * SCREEN_FRACTION)), min(h, int(available.height() * SCREEN_FRACTION)))
 
 
 class MainWindow(QMainWindow):
@@ -65,6 +76,7 @@ class MainWindow(QMainWindow):
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.setCurrentRow(1)
 
+        self._apply_margin()
         self.search_page.open_plan.connect(self.open_search_plan)
         self.specs_page.database_changed.connect(self.plan_page.schedule_recompute)
         self.doc.dirty_changed.connect(lambda _d: self._update_title())
@@ -83,7 +95,7 @@ class MainWindow(QMainWindow):
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
         else:
-            self.resize(1440, 900)
+            self.resize(default_window_size(self.screen().availableGeometry().size()))
         self._update_title()
 
     # ---- menus ------------------------------------------------------------------------------
@@ -137,7 +149,12 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(bool(self.settings.get("recent_files")))
 
     def _update_title(self):
-        name = os.path.basename(self.doc.path) if self.doc.path else self.tr("Untitled")
+        if self.doc.path:
+            name = os.path.basename(self.doc.path)
+        elif self.doc.example_name:
+            name = self.tr("{name} (example copy)").format(name=self.doc.example_name)
+        else:
+            name = self.tr("Untitled")
         self.setWindowTitle(f"{name}{' *' if self.doc.dirty else ''} — GPU Capacity Planner")
 
     # ---- files ------------------------------------------------------------------------------
@@ -307,8 +324,16 @@ class MainWindow(QMainWindow):
             self.showNormal()
         QApplication.setFont(f)
 
+    def _apply_margin(self):
+        """The user's memory margin (Settings) on every page that calls a plan tight."""
+        fraction = self.settings.get("min_headroom_pct") / 100
+        for page in (self.plan_page, self.compare_page, self.search_page):
+            if hasattr(page, "set_min_headroom"):
+                page.set_min_headroom(fraction)
+
     def settings_dialog(self):
         if SettingsDialog(self.settings, self).exec():
+            self._apply_margin()
             self.plan_page.schedule_recompute()  # units may have changed
 
     def about(self):

@@ -18,6 +18,8 @@ SETTINGS = {
     "cny_per_usd": (float, 7.10),
     "default_framework": (str, "pytorch"),
     "binary_units": (bool, False),  # GiB instead of GB
+    # free GPU memory a plan must keep to be called comfortable (core/memory.py DEFAULT_MIN_HEADROOM_FRACTION)
+    "min_headroom_pct": (float, 5.0),
 }
 
 
@@ -81,6 +83,11 @@ class SettingsDialog(QDialog):
         self.framework = ChoiceField([(f, f) for f in FRAMEWORKS], settings.get("default_framework"))
         self.binary = QCheckBox(self.tr("show memory in GiB (2^30 bytes) instead of GB (10^9)"))
         self.binary.setChecked(settings.get("binary_units"))
+        self.headroom = NumberField(self.tr("Memory margin (%)"), minimum=0.0, maximum=50.0, optional=False)
+        self.headroom.set_value(settings.get("min_headroom_pct"))
+        self.headroom.setToolTip(self.tr("Free GPU memory a plan must keep beyond the estimate (allocator "
+                                         "fragmentation, framework versions); below it a plan that fits is "
+                                         "marked tight, and the search does not pick it"))
         form.addRow(self.tr("Language"), self.language)
         form.addRow(self.tr("Theme"), self.theme)
         form.addRow(self.tr("Meeting-mode font scale"), self.scale)
@@ -88,6 +95,7 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("CNY per USD"), self.rate)
         form.addRow(self.tr("Default framework"), self.framework)
         form.addRow(self.tr("Units"), self.binary)
+        form.addRow(self.tr("Memory margin (%)"), self.headroom)
         data_dir = QLabel(user_data_dir())
         data_dir.setTextInteractionFlags(Qt.TextSelectableByMouse)
         form.addRow(self.tr("Your data (database, autosave, logs)"), data_dir)
@@ -107,7 +115,7 @@ class SettingsDialog(QDialog):
         self.accept()
 
     def save(self):
-        if self.scale.error_text or self.rate.error_text:
+        if self.scale.error_text or self.rate.error_text or self.headroom.error_text:
             return
         self.settings.set("language", self.language.value())
         self.settings.set("theme", self.theme.value())
@@ -116,5 +124,6 @@ class SettingsDialog(QDialog):
         self.settings.set("cny_per_usd", float(self.rate.value()))
         self.settings.set("default_framework", self.framework.value())
         self.settings.set("binary_units", self.binary.isChecked())
+        self.settings.set("min_headroom_pct", float(self.headroom.value()))
         self.settings.apply()
         self.accept()

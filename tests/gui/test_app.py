@@ -107,7 +107,9 @@ def test_scenario_round_trip_is_exact(window, qtbot, tmp_path, monkeypatch):
     window.plan_page.show_plan(0)
     _set_spin(qtbot, window.plan_page.gpus, 16)
     qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
-    assert window.windowTitle().startswith("finetune-8b-one-node.json *")
+    # an example opens as an untitled copy: Save never overwrites the shipped file
+    assert window.windowTitle().startswith("finetune-8b-one-node.json (example copy) *")
+    assert window.doc.path == ""
     out = tmp_path / "mine.json"
     assert window._save_to(str(out))
     assert not window.doc.dirty

@@ -4,72 +4,121 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
 from planner_app.ui.charts.base import PALETTE, ChartBase
+
+
+class ChartLegend(QWidget):
+    """The legend under the plot, as Qt widgets in two columns: it never covers a bar, each
+    swatch stays on the row of its label, and only the components shown are listed (top of
+    the stack first)."""
+
+    COLUMNS = 2
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("background: white;")
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(8, 2, 8, 6)
+        self.grid.setHorizontalSpacing(12)
+        self.grid.setVerticalSpacing(2)
+        self.entries: list[tuple[str, str]] = []  # (label, colour) as shown
+
+    def set_entries(self, entries: list[tuple[str, str, str]]) -> None:
+        """``entries``: (label, colour, style) with style "box" or "line"."""
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for i, (label, colour, style) in enumerate(entries):
+            row = QWidget()
+            h = QHBoxLayout(row)
+            h.setContentsMargins(0, 0, 0, 0)
+            h.setSpacing(5)
+            sw = QLabel()
+            sw.setFixedSize(12, 4 if style == "line" else 12)
+            sw.setStyleSheet(f"background: {colour}; border: none;")
+            text = QLabel(label)
+            text.setStyleSheet("color: #222; background: white;")
+            text.setWordWrap(True)  # a narrow chart wraps its labels instead of widening the page
+            h.addWidget(sw, 0, Qt.AlignVCenter)
+            h.addWidget(text, 1)
+            self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)
+        self.entries = [(e[0], e[1]) for e in entries]
 
 
 class StackedBarChart(ChartBase):
     """Categories on x (plans), stacked components on y; optional limit marker per bar."""
 
+    LIMIT_COLOUR = "#c00"
+
     def __init__(self, title: str, unit: str, parent=None):
         super().__init__(title, parent)
         self.unit = unit
         self.plot.setLabel("left", unit)
-        self.legend = self.plot.addLegend(offset=(-4, 4), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
+        self.legend = ChartLegend(self)
+        self.layout().setSpacing(0)
+        self.layout().addWidget(self.legend, 0)
         self._bars: dict[str, pg.BarGraphItem] = {}
+        self._colours: dict[str, str] = {}
         # the capacity: one red segment over each bar (pairs of points)
-        self._limit = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen("#c00", width=3,
+        self._limit = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(self.LIMIT_COLOUR, width=3,
                                                                            style=pg.QtCore.Qt.DashLine))
         self.plot.addItem(self._limit)
-        self._limit_in_legend = False
-        self._labels: list[pg.TextItem] = []
         self.plot.getAxis("bottom").setStyle(tickTextOffset=6)
+        self.totals = np.zeros(0)
+
+    def set_unit(self, unit: str) -> None:
+        if unit != self.unit:
+            self.unit = unit
+            self.plot.setLabel("left", unit)
+
+    def export_widget(self):
+        return self  # exports include the legend
 
     def set_data(self, categories: list[str], components: dict[str, list[float]], limits=None,
                  labels: dict[str, str] | None = None) -> None:
-        """``components``: name -> value per category (already in display units)."""
+        """``components``: name -> value per category (already in display units). No
+        categories clears the chart."""
         x = np.arange(len(categories), dtype=float)
         bottom = np.zeros(len(categories))
-        for i, (name, values) in enumerate(components.items()):
+        shown = []
+        for name, values in components.items():
             vals = np.asarray(values, dtype=float)
             bar = self._bars.get(name)
             if bar is None:
-                color = PALETTE[len(self._bars) % len(PALETTE)]
-                bar = pg.BarGraphItem(x=x, y0=bottom, height=vals, width=0.6, brush=color, pen=pg.mkPen("w", width=0.5))
-                self._bars[name] = bar
+                colour = PALETTE[len(self._bars) % len(PALETTE)]
+                bar = pg.BarGraphItem(x=x, y0=bottom, height=vals, width=0.6, brush=colour,
+                                      pen=pg.mkPen("w", width=0.5))
+                self._bars[name], self._colours[name] = bar, colour
                 self.plot.addItem(bar)
-                self.legend.addItem(bar, (labels or {}).get(name, name.replace("_", " ")))
             bar.setOpts(x=x, y0=bottom.copy(), height=vals)
-            bar.setVisible(bool(np.any(vals > 0)))
+            visible = bool(np.any(vals > 0))
+            bar.setVisible(visible)
+            if visible:
+                shown.append(((labels or {}).get(name, name.replace("_", " ")), self._colours[name], "box"))
             bottom = bottom + vals
         for name, bar in self._bars.items():
             if name not in components:
                 bar.setOpts(x=x, y0=np.zeros(len(x)), height=np.zeros(len(x)))
                 bar.setVisible(False)
-        self._sync_legend()
-        if limits is not None:
+        shown.reverse()  # the legend reads top-down like the stack
+        if limits is not None and len(categories):
             lim = np.asarray(limits, dtype=float)
             self._limit.setData(np.column_stack([x - 0.38, x + 0.38]).ravel(), np.repeat(lim, 2))
-            if not self._limit_in_legend:
-                self.legend.addItem(self._limit, QCoreApplication.translate("Breakdown", "GPU capacity"))
-                self._limit_in_legend = True
+            shown.insert(0, (QCoreApplication.translate("Breakdown", "GPU capacity"), self.LIMIT_COLOUR, "line"))
         else:
             self._limit.setData([], [])
+        self.legend.set_entries(shown)
         self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(categories)]])
-        top = max(float(bottom.max()) if len(bottom) else 1.0, float(np.max(limits)) if limits is not None and len(limits) else 0.0)
-        # room on the right for the legend
-        self.plot.setXRange(-0.6, len(categories) - 0.4 + 1.3, padding=0)
+        top = max(float(bottom.max()) if len(bottom) else 1.0,
+                  float(np.max(limits)) if limits is not None and len(limits) else 0.0)
+        self.plot.setXRange(-0.6, max(len(categories), 1) - 0.4, padding=0)
         self.plot.setYRange(0, top * 1.12 if top > 0 else 1.0, padding=0)
         self.totals = bottom
-
-    def _sync_legend(self):
-        for sample, label in list(self.legend.items):
-            item = sample.item
-            if item is self._limit:
-                continue
-            sample.setVisible(item.isVisible())
-            label.setVisible(item.isVisible())
 
 
 class GroupedBarChart(ChartBase):

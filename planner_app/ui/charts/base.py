@@ -4,7 +4,7 @@ QSvgGenerator: vector, and free of pyqtgraph 0.14's SVG exporter bug with closed
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize
+from PySide6.QtCore import QPoint, QRectF, QSize
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -31,17 +31,25 @@ class ChartBase(QWidget):
     def set_title(self, title: str) -> None:
         self.plot.setTitle(title, color="#222", size="11pt")
 
+    def export_widget(self) -> QWidget:
+        """What an export draws: the plot (subclasses with a legend beside it: the whole chart)."""
+        return self.plot_widget
+
     def export_png(self, path: str, scale: float = 2.0) -> None:
-        img = self.plot_widget.grab().toImage()
+        widget = self.export_widget()
+        img = widget.grab().toImage()
         if scale != 1.0:
             from PySide6.QtGui import QImage
-            w, h = self.plot_widget.width(), self.plot_widget.height()
+            w, h = widget.width(), widget.height()
             img = QImage(int(w * scale), int(h * scale), QImage.Format_ARGB32)
             img.fill(0xFFFFFFFF)
             p = QPainter(img)
-            p.setRenderHint(QPainter.Antialiasing)
-            self.plot_widget.render(p, target=QRectF(0, 0, w * scale, h * scale))
-            p.end()
+            try:
+                p.setRenderHint(QPainter.Antialiasing)
+                p.scale(scale, scale)  # QWidget.render draws at 1:1; the painter scales it
+                widget.render(p, QPoint(0, 0))
+            finally:
+                p.end()
         if not img.save(path, "PNG"):
             raise OSError(f"cannot write {path}")
 
@@ -49,12 +57,15 @@ class ChartBase(QWidget):
         from PySide6.QtSvg import QSvgGenerator
         gen = QSvgGenerator()
         gen.setFileName(path)
-        w, h = max(self.plot_widget.width(), 400), max(self.plot_widget.height(), 300)
+        widget = self.export_widget()
+        w, h = max(widget.width(), 400), max(widget.height(), 300)
         gen.setSize(QSize(w, h))
         gen.setViewBox(QRectF(0, 0, w, h))
         p = QPainter(gen)
-        self.plot_widget.render(p)
-        p.end()
+        try:
+            widget.render(p, QPoint(0, 0))
+        finally:
+            p.end()
 
     def export(self, path: str) -> None:
         """PNG or SVG by the file's suffix, written to a temporary file in the same folder and

@@ -3,11 +3,15 @@ capacity, step time and where it goes, MFU, time to train, GPU-hours, cost, advi
 assumptions. Recomputes on every edit (debounced) on a worker thread."""
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGraphicsOpacityEffect, QGridLayout, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from planner_app import units
+from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.core.setup import PP_SCHEDULES
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import ChoiceField, IntField
@@ -42,9 +46,22 @@ BREAKDOWN_LABELS = {
     "pipeline_bubble": QT_TRANSLATE_NOOP("Breakdown", "pipeline bubble"),
     "data_parallel_comm_exposed": QT_TRANSLATE_NOOP("Breakdown", "data parallel comm exposed"),
     "optimizer_step": QT_TRANSLATE_NOOP("Breakdown", "optimizer step"),
-    "decode": QT_TRANSLATE_NOOP("Breakdown", "decode"),
-    "prefill (per request)": QT_TRANSLATE_NOOP("Breakdown", "prefill (per request)"),
+    "prefill_ttft": QT_TRANSLATE_NOOP("Breakdown", "prefill (time to first token)"),
+    "decode_all_tokens": QT_TRANSLATE_NOOP("Breakdown", "decode (every generated token)"),
 }
+
+
+# The eight result cells; their titles depend on the mode (PlanPage._set_titles).
+RESULT_KEYS = ("memory", "largest_mb", "step", "tokens_s", "mfu", "train", "gpu_hours", "cost")
+# Results that do not match the inputs for longer than this are greyed out (a recompute is
+# usually back within ~80 ms, so quick edits do not flicker).
+STALE_AFTER_MS = 250
+VERDICT_STYLE = "font-size: 16pt; font-weight: bold; padding: 6px; "
+
+
+def _lines_html(lines: list[str]) -> str:
+    """One price a line; a line never breaks inside (Qt rich text honours white-space: nowrap)."""
+    return "<br>".join(f"<span style='white-space:nowrap'>{html.escape(x)}</span>" for x in lines)
 
 
 def breakdown_labels() -> dict:
@@ -75,6 +92,11 @@ class PlanPage(QWidget):
         self.timer.setSingleShot(True)
         self.timer.setInterval(DEBOUNCE_MS)
         self.timer.timeout.connect(self.recompute)
+        self.stale_timer = QTimer(self)
+        self.stale_timer.setSingleShot(True)
+        self.stale_timer.setInterval(STALE_AFTER_MS)
+        self.stale_timer.timeout.connect(lambda: self._mark_stale(True))
+        self.min_headroom_fraction = DEFAULT_MIN_HEADROOM_FRACTION  # the user's margin (Settings)
 
         split = QSplitter(Qt.Horizontal, self)
         lay = QHBoxLayout(self)
@@ -103,6 +125,10 @@ class PlanPage(QWidget):
         self.hardware.setEditable(True)
         self.hardware.setInsertPolicy(QComboBox.NoInsert)
         self.hardware.setMaxVisibleItems(25)
+        # long machine labels must not widen the input panel past what a laptop screen has
+        for combo in (self.hardware, self.plan_combo):
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(18)
         for kind, ident, label in hardware_choices(db):
             self.hardware.addItem(label, hw_key(kind, ident))
         self.hardware.completer().setFilterMode(Qt.MatchContains)
@@ -126,7 +152,13 @@ class PlanPage(QWidget):
         for label, w in rows:
             form.addRow(label, w)
         self.dp_label = QLabel()
+        self.dp_label.setWordWrap(True)
         form.addRow(self.tr("Data parallel"), self.dp_label)
+        self.form = form
+        # fields a single inference batch does not use (it runs on tp GPUs of one node)
+        self.training_only = (self.gpus, self.gpus_per_node, self.axes["pp"], self.axes["cp"], self.axes["ep"],
+                              self.zero, self.sp, self.schedule, self.fabric, self.nics, self.dp_label)
+        self._names_typed: set[int] = set()  # plans whose name the user typed (kept when the hardware changes)
         ll.addWidget(box)
         self.error = QLabel()
         self.error.setWordWrap(True)
@@ -139,50 +171,62 @@ class PlanPage(QWidget):
         right = QWidget()
         rl = QVBoxLayout(right)
         self.verdict = QLabel()
-        self.verdict.setStyleSheet("font-size: 16pt; font-weight: bold; padding: 6px;")
+        self.verdict.setStyleSheet(VERDICT_STYLE)
         self.verdict.setWordWrap(True)
         rl.addWidget(self.verdict)
+        self.results = QWidget()  # the numbers and charts: greyed out while they do not match the inputs
+        res_lay = QVBoxLayout(self.results)
+        res_lay.setContentsMargins(0, 0, 0, 0)
         grid = QGridLayout()
-        self.numbers = {}
-        keys = (("memory", self.tr("Memory per GPU")), ("largest_mb", self.tr("Largest micro-batch")),
-                ("step", self.tr("Step time")), ("tokens_s", self.tr("Tokens/s")), ("mfu", self.tr("MFU")),
-                ("train", self.tr("Time to train")), ("gpu_hours", self.tr("GPU-hours")), ("cost", self.tr("Cost")))
-        for i, (k, label) in enumerate(keys):
-            title = QLabel(label)
+        self.numbers, self.number_titles = {}, {}
+        for i, k in enumerate(RESULT_KEYS):
+            title = QLabel()
             title.setStyleSheet("color: #555;")
+            title.setWordWrap(True)
             value = QLabel("–")
             value.setObjectName(f"result_{k}")
             value.setStyleSheet("font-size: 13pt; font-weight: bold;")
             value.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            if k == "cost":  # several prices, one per line (rich text), smaller
+                value.setStyleSheet("font-size: 11pt; font-weight: bold;")
+                value.setTextFormat(Qt.RichText)
+            value.setWordWrap(True)
             grid.addWidget(title, (i // 4) * 2, i % 4)
             grid.addWidget(value, (i // 4) * 2 + 1, i % 4)
-            self.numbers[k] = value
-        rl.addLayout(grid)
+            self.numbers[k], self.number_titles[k] = value, title
+        for c in range(4):
+            grid.setColumnStretch(c, 1)
+        res_lay.addLayout(grid)
+        self._set_titles("training")
         charts = QHBoxLayout()
         self.memory_chart = StackedBarChart(self.tr("Memory per GPU"), "GB")
         self.time_chart = StackedBarChart(self.tr("Step time"), "ms")
         charts.addWidget(self.memory_chart)
         charts.addWidget(self.time_chart)
-        rl.addLayout(charts, 1)
+        res_lay.addLayout(charts, 1)
         self.advice = QLabel()
         self.advice.setWordWrap(True)
         self.advice.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        rl.addWidget(self.advice)
-        rl.addWidget(QLabel(self.tr("Assumptions")))
+        res_lay.addWidget(self.advice)
+        res_lay.addWidget(QLabel(self.tr("Assumptions")))
         self.assumptions = QListWidget()
         self.assumptions.setWordWrap(True)
         self.assumptions.setMaximumHeight(150)
-        rl.addWidget(self.assumptions)
+        res_lay.addWidget(self.assumptions)
+        rl.addWidget(self.results, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # results wrap; they never scroll sideways
         scroll.setWidget(right)
+        left.setMaximumWidth(400)
         split.addWidget(scroll)
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
-        split.setSizes([380, 1000])
+        split.setSizes([340, 1000])
 
         self.name.editingFinished.connect(self._edited)
-        self.hardware.currentIndexChanged.connect(self._edited)
+        self.name.textEdited.connect(lambda _t: self._names_typed.add(self.index))
+        self.hardware.currentIndexChanged.connect(self._hardware_changed)
         for w in (self.gpus, self.gpus_per_node, self.nics, *self.axes.values()):
             w.valueChanged.connect(self._edited)
         for w in (self.zero, self.schedule, self.fabric):
@@ -193,13 +237,20 @@ class PlanPage(QWidget):
 
     # ---- document -> widgets ---------------------------------------------------------------
     def _doc_changed(self, what):
-        if what in ("all", "plans"):
+        if what == "all":
+            self._names_typed.clear()
+        if what in ("all", "plans", "workload"):
             self.load_from_doc()
         self.schedule_recompute()
+
+    def _show_mode_fields(self, mode: str) -> None:
+        for w in self.training_only:
+            self.form.setRowVisible(w, mode != "inference")
 
     def load_from_doc(self):
         self._loading = True
         try:
+            self._show_mode_fields(self.doc.data["workload"].get("mode", "training"))
             plans = self.doc.data["plans"]
             self.index = min(self.index, len(plans) - 1)
             self.plan_combo.blockSignals(True)
@@ -260,6 +311,12 @@ class PlanPage(QWidget):
             self.error.setText(str(e))
 
     # ---- widgets -> document ----------------------------------------------------------------
+    def _hardware_changed(self, *_):
+        """A new GPU or instance renames the plan after it, unless the user typed the name."""
+        if not self._loading and self.index not in self._names_typed and self.hardware.currentData():
+            self.name.setText(self.hardware.currentText().split(" (")[0].removeprefix("GPU "))
+        self._edited()
+
     def _edited(self, *_):
         if self._loading:
             return
@@ -280,66 +337,101 @@ class PlanPage(QWidget):
     # ---- compute ----------------------------------------------------------------------------
     def schedule_recompute(self):
         self.timer.start()
+        if self.last_estimate is not None and not self.stale_timer.isActive():
+            self.stale_timer.start()
 
     def recompute(self):
         from planner_app import scenario
-        opts = scenario.plan_options(self.doc.data, self.index)
+        try:
+            opts = scenario.plan_options(self.doc.data, self.index)
+        except (ValueError, KeyError, IndexError) as e:
+            self._show_error(e)
+            return
         self.slot.start(estimate_task(opts, self.db))
 
+    def set_min_headroom(self, fraction: float) -> None:
+        """The user's memory margin (Settings); the verdict is redrawn at once."""
+        self.min_headroom_fraction = fraction
+        if self.last_estimate is not None:
+            self._show(self.last_estimate)
+
+    def _mark_stale(self, stale: bool) -> None:
+        """Grey the numbers and charts out while they no longer match the inputs."""
+        if stale:
+            eff = QGraphicsOpacityEffect(self.results)
+            eff.setOpacity(0.35)
+            self.results.setGraphicsEffect(eff)
+        else:
+            self.results.setGraphicsEffect(None)
+        self.stale = stale
+
+    def _clear_results(self) -> None:
+        """Nothing from an earlier estimate stays on screen."""
+        self.last_estimate = None
+        for v in self.numbers.values():
+            v.setText("–")
+        self.memory_chart.set_data([], {})
+        self.time_chart.set_data([], {})
+        self.advice.setText("")
+        self.assumptions.clear()
+        self.dp_label.setText("–")
+
     def _show_error(self, exc):
+        self.stale_timer.stop()
+        self._mark_stale(False)
+        self._clear_results()
         self.error.setText(str(exc))
         self.verdict.setText(self.tr("No result: fix the input marked below"))
-        self.verdict.setStyleSheet("font-size: 16pt; font-weight: bold; padding: 6px; color: #b00;")
+        self.verdict.setStyleSheet(VERDICT_STYLE + "color: #b00;")
         self.estimate_failed.emit(str(exc))
 
+    def _set_titles(self, mode: str) -> None:
+        if mode == "inference":
+            titles = (self.tr("Memory per GPU"), self.tr("Largest batch that fits"),
+                      self.tr("Time to first token (prefill)"), self.tr("Generated tokens/s (all sequences)"),
+                      self.tr("Time per output token (decode)"), self.tr("Tokens/s per sequence"),
+                      self.tr("Request latency (prefill + decode)"), self.tr("Cost per million generated tokens"))
+        else:
+            titles = (self.tr("Memory per GPU"), self.tr("Largest micro-batch that fits"), self.tr("Step time"),
+                      self.tr("Tokens/s"), self.tr("MFU"), self.tr("Time to train"), self.tr("GPU-hours"),
+                      self.tr("Cost of the run"))
+        for k, t in zip(RESULT_KEYS, titles):
+            self.number_titles[k].setText(t)
+        self._mode_shown = mode
+
+    def _verdict_text(self, m: dict) -> tuple[str, str]:
+        """(text, style) of the memory verdict at the user's margin."""
+        gb = units.fmt_bytes
+        cap, dev = m["capacity_bytes"], m["device_bytes"]
+        head = cap - dev
+        verdict = memory_verdict(dev, cap, self.min_headroom_fraction)
+        pct = head / cap * 100
+        if verdict == "fits":
+            return (self.tr("FITS: {used} of {cap} per GPU, {head} free ({pct:.0f}%)").format(
+                used=gb(dev), cap=gb(cap), head=gb(head), pct=pct), "color: #0a5c2b; background: #e3f4e8;")
+        if verdict == "tight":
+            return (self.tr("TIGHT: fits with only {head} free ({pct:.1f}%), below your {margin:g}% margin; "
+                            "{used} of {cap} per GPU").format(head=gb(head), pct=pct,
+                                                              margin=self.min_headroom_fraction * 100,
+                                                              used=gb(dev), cap=gb(cap)),
+                    "color: #7a4a00; background: #fff1d6;")
+        return (self.tr("DOES NOT FIT: needs {used} per GPU, the GPU has {cap}").format(used=gb(dev), cap=gb(cap)),
+                "color: #8a1010; background: #fbe4e4;")
+
     def _show(self, est: dict):
+        self.stale_timer.stop()
+        self._mark_stale(False)
         self.error.setText("")
         self.last_estimate = est
         m = est["memory"]
-        gb = units.fmt_bytes
-        fits = m["fits"]
-        if fits:
-            text = self.tr("FITS: {used} of {cap} per GPU ({head} free)").format(
-                used=gb(m["device_bytes"]), cap=gb(m["capacity_bytes"]), head=gb(m["capacity_bytes"] - m["device_bytes"]))
-        else:
-            text = self.tr("DOES NOT FIT: needs {used} per GPU, the GPU has {cap}").format(
-                used=gb(m["device_bytes"]), cap=gb(m["capacity_bytes"]))
+        text, style = self._verdict_text(m)
         self.verdict.setText(text)
-        self.verdict.setStyleSheet("font-size: 16pt; font-weight: bold; padding: 6px; border-radius: 4px; "
-                                   + ("color: #0a5c2b; background: #e3f4e8;" if fits else
-                                      "color: #8a1010; background: #fbe4e4;"))
-        n = self.numbers
-        n["memory"].setText(gb(m["device_bytes"]))
-        n["largest_mb"].setText(str(m.get("largest_micro_batch", m.get("largest_batch", "–"))))
-        t = est.get("time", {})
-        c = est.get("cost", {})
+        self.verdict.setStyleSheet(VERDICT_STYLE + "border-radius: 4px; " + style)
+        self._set_titles(est["mode"])
         if est["mode"] == "training":
-            p = est["parallel"]
-            self.dp_label.setText(f"{p['dp']}  ({p['gpus']} GPUs = tp {p['tp']} × pp {p['pp']} × cp {p['cp']} × "
-                                  f"ep {p['ep']} × dp {p['dp']})")
-            n["step"].setText(units.fmt_seconds(t["step_s"]))
-            n["tokens_s"].setText(f"{t['tokens_per_s']:,.0f}")
-            n["mfu"].setText(f"{t['mfu'] * 100:.1f}%")
-            n["train"].setText(self.tr("{d:.1f} days").format(d=t["train_days"]) if "train_days" in t else
-                               self.tr("set Tokens"))
-            n["gpu_hours"].setText(f"{c['gpu_hours']:,.0f}" if "gpu_hours" in c else "–")
-            n["cost"].setText(self._cost_text(c))
-            times = {k: [v * 1e3] for k, v in t["breakdown_s"].items() if v > 0}
-            self.time_chart.set_title(self.tr("Step time"))
-            self.time_chart.set_data([self.tr("this plan")], times, labels=breakdown_labels())
+            self._show_training(est)
         else:
-            self.dp_label.setText("1")
-            n["step"].setText(self.tr("prefill {t}").format(t=units.fmt_seconds(t["prefill_s"])))
-            n["tokens_s"].setText(f"{t['decode_tokens_per_s']:,.0f}")
-            n["mfu"].setText(t.get("decode_bound", "–"))
-            n["train"].setText(self.tr("{v:,.1f} per user").format(v=t["decode_tokens_per_s_per_user"]))
-            n["gpu_hours"].setText("–")
-            per_m = c.get("usd_per_million_tokens")
-            n["cost"].setText(f"${per_m:,.3f} / M tokens" if per_m is not None else self.tr("no price"))
-            self.time_chart.set_title(self.tr("Per-token decode time"))
-            self.time_chart.set_data([self.tr("this plan")], {"decode": [t["decode_s_per_token"] * 1e3],
-                                                              "prefill (per request)": [t["prefill_s"] * 1e3]},
-                                     labels=breakdown_labels())
+            self._show_inference(est)
         comps = {k: [v / 1e9] for k, v in m["breakdown"].items() if v}
         overhead = m["device_bytes"] - m["peak_bytes"]
         if overhead > 0:
@@ -351,13 +443,63 @@ class PlanPage(QWidget):
         self.assumptions.addItems(est.get("assumptions", []))
         self.estimated.emit(est)
 
+    def _show_training(self, est: dict) -> None:
+        n, m, t, c = self.numbers, est["memory"], est.get("time", {}), est.get("cost", {})
+        gb = units.fmt_bytes
+        p = est["parallel"]
+        self.dp_label.setText(f"{p['dp']}  ({p['gpus']} GPUs = tp {p['tp']} × pp {p['pp']} × cp {p['cp']} × "
+                              f"ep {p['ep']} × dp {p['dp']})")
+        n["memory"].setText(gb(m["device_bytes"]))
+        n["largest_mb"].setText(str(m.get("largest_micro_batch", "–")))
+        n["step"].setText(units.fmt_seconds(t["step_s"]))
+        n["tokens_s"].setText(f"{t['tokens_per_s']:,.0f}")
+        n["mfu"].setText(f"{t['mfu'] * 100:.1f}%")
+        n["train"].setText(self.tr("{d:.1f} days").format(d=t["train_days"]) if "train_days" in t else
+                           self.tr("set Tokens on the Workload page"))
+        n["gpu_hours"].setText(f"{c['gpu_hours']:,.0f}" if "gpu_hours" in c else "–")
+        n["cost"].setText(self._cost_text(c))
+        times = {k: [v * 1e3] for k, v in t["breakdown_s"].items() if v > 0}
+        self.time_chart.set_title(self.tr("Step time"))
+        self.time_chart.set_unit("ms")
+        self.time_chart.set_data([self.tr("this plan")], times, labels=breakdown_labels())
+
+    def _show_inference(self, est: dict) -> None:
+        n, m, t, c, st = self.numbers, est["memory"], est["time"], est.get("cost", {}), est["setup"]
+        gb = units.fmt_bytes
+        self.dp_label.setText("–")
+        n["memory"].setText(gb(m["device_bytes"]))
+        n["largest_mb"].setText(self.tr("{b:,} sequences").format(b=m["largest_batch"]) +
+                                "\n" + self.tr("(of {p:,} + {g:,} tokens)").format(p=st["prompt_len"],
+                                                                                   g=st["new_tokens"]))
+        n["step"].setText(units.fmt_seconds(t["prefill_s"]))
+        n["tokens_s"].setText(self.tr("{v:,.0f} tokens/s").format(v=t["decode_tokens_per_s"]) + "\n" +
+                              self.tr("{v:,.0f} per GPU").format(v=t["tokens_per_s_per_gpu"]))
+        bound = {"memory": self.tr("memory-bound"), "compute": self.tr("compute-bound")}.get(
+            t.get("decode_bound"), t.get("decode_bound", ""))
+        n["mfu"].setText(units.fmt_seconds(t["decode_s_per_token"]) + "\n" + bound)
+        n["train"].setText(self.tr("{v:,.1f} tokens/s").format(v=t["decode_tokens_per_s_per_user"]))
+        n["gpu_hours"].setText(units.fmt_seconds(t["end_to_end_s"]))
+        per_m = c.get("usd_per_million_tokens")
+        if per_m is None:
+            n["cost"].setText(self.tr("no price (choose a cloud instance)"))
+        else:
+            n["cost"].setText(_lines_html([self.tr("${v:,.3f} on-demand").format(v=per_m),
+                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])]))
+        # one request's latency: time to first token, then every generated token
+        decode_s = t["end_to_end_s"] - t["prefill_s"]
+        self.time_chart.set_title(self.tr("Latency of one request"))
+        self.time_chart.set_unit("s")
+        self.time_chart.set_data([self.tr("this plan")], {"prefill_ttft": [t["prefill_s"]],
+                                                          "decode_all_tokens": [decode_s]},
+                                 labels=breakdown_labels())
+
     def _cost_text(self, c: dict) -> str:
         if c.get("usd") is None:
-            return self.tr("no price") if "gpu_hours" in c else "–"
+            return self.tr("no price (choose a cloud instance)") if "gpu_hours" in c else "–"
         by = c.get("usd_by_price", {})
         parts = [f"${c['usd']:,.0f} " + self.tr("on-demand")]
         if by.get("reserved_1yr"):
-            parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr"))
+            parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr reserved"))
         if by.get("spot"):
             parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
-        return "\n".join(parts)
+        return _lines_html(parts)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+                               QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
 from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZERS, RECIPES, RECOMPUTES,
                                     WEIGHT_DTYPES)
@@ -64,6 +64,22 @@ class WorkloadPage(QWidget):
         slay.addLayout(top)
         self.stack = QStackedWidget()
         slay.addWidget(self.stack)
+        # what the report's title block shows (scenario "meta")
+        rbox = QGroupBox(self.tr("Report"))
+        rform = QFormLayout(rbox)
+        self.meta_fields = {"title": QLineEdit(), "project": QLineEdit(), "author": QLineEdit()}
+        for w in self.meta_fields.values():
+            w.setMaxLength(200)
+            w.editingFinished.connect(self._meta_edited)
+        self.notes = QPlainTextEdit()
+        self.notes.setMaximumHeight(90)
+        self.notes.setPlaceholderText(self.tr("shown with the inputs on the report's first page"))
+        self.notes.textChanged.connect(self._meta_edited)
+        rform.addRow(self.tr("Title"), self.meta_fields["title"])
+        rform.addRow(self.tr("Project"), self.meta_fields["project"])
+        rform.addRow(self.tr("Author"), self.meta_fields["author"])
+        rform.addRow(self.tr("Notes"), self.notes)
+        slay.addWidget(rbox)
         slay.addStretch(1)
         root.addWidget(sbox, 1)
 
@@ -117,6 +133,28 @@ class WorkloadPage(QWidget):
     def _doc_changed(self, what):
         if what in ("all",):
             self.load_from_doc()
+        elif what == "meta":
+            self._load_meta()
+
+    def _load_meta(self):
+        was = self._loading
+        self._loading = True
+        try:
+            meta = self.doc.data.get("meta", {})
+            for k, w in self.meta_fields.items():
+                if w.text() != (meta.get(k) or ""):
+                    w.setText(meta.get(k) or "")
+            if self.notes.toPlainText() != (meta.get("notes") or ""):
+                self.notes.setPlainText(meta.get("notes") or "")
+        finally:
+            self._loading = was
+
+    def _meta_edited(self):
+        if self._loading:
+            return
+        values = {k: w.text().strip() for k, w in self.meta_fields.items()}
+        values["notes"] = self.notes.toPlainText().strip()
+        self.doc.update_meta(**values)
 
     def load_from_doc(self):
         self._loading = True
@@ -141,6 +179,7 @@ class WorkloadPage(QWidget):
             self.prompt_len.setValue(int(w.get("prompt_len", 1024)))
             self.new_tokens.setValue(int(w.get("new_tokens", 128)))
             self.target.set_value(w.get("target_tokens_per_s"))
+            self._load_meta()
         finally:
             self._loading = False
 
