@@ -20,7 +20,8 @@ FIELD_TO_OPTION = {
     "vp": "--vp", "gpus_per_node": "--gpus-per-node", "gpus": "--gpus", "gpu": "--gpu", "instance": "--instance",
     "fabric": "--fabric", "model": "--model", "batch": "--batch", "prompt_len": "--prompt-len",
     "new_tokens": "--new-tokens", "weights_dtype": "--weights-dtype", "kv_dtype": "--kv-dtype", "mode": "--mode",
-    "mfu": "--mfu", "achieved_tflops": "--achieved-tflops", "price_mix": "--price-mix", "cny_per_usd": "--cny-per-usd",
+    "mfu": "--mfu", "achieved_tflops": "--achieved-tflops", "price_mix": "--price-mix", "price": "--price",
+    "cny_per_usd": "--cny-per-usd",
     "max_gpus": "--max-gpus", "deadline_days": "--deadline-days", "budget_usd": "--budget-usd", "top": "--top",
     "nics_per_node": "--nics-per-node", "objective": "--objective", "nodes": "--nodes",
 }
@@ -80,6 +81,7 @@ def _fraction(text):
 
 
 def _add_workload_options(p, training=True):
+    from planner_app.core.cost import PRICE_KINDS
     from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, OFFLOADS, OPTIMIZERS, PP_SCHEDULES, RECIPES,
                                         RECOMPUTES)
 
@@ -110,6 +112,8 @@ def _add_workload_options(p, training=True):
     p.add_argument("--mfu", type=_fraction, help="override the efficiency model with this MFU")
     p.add_argument("--achieved-tflops", type=_positive_float, help="override: achieved TFLOP/s per GPU")
     p.add_argument("--price-mix", help="e.g. reserved_1yr=0.8,on_demand=0.2")
+    p.add_argument("--price", choices=PRICE_KINDS,
+                   help="price basis of cost.usd (default on_demand, else the first known price)")
     p.add_argument("--cny-per-usd", type=_positive_float, help="exchange rate for CNY prices")
     p.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
 
@@ -158,6 +162,10 @@ def build_parser() -> Parser:
     sr.add_argument("--objective", choices=("time", "cost"), default="time")
     sr.add_argument("--top", type=_positive_int("top"), default=10)
     sr.add_argument("--fabric")
+    from planner_app.core.cost import PRICE_KINDS
+
+    sr.add_argument("--price", choices=PRICE_KINDS, default="on_demand",
+                    help="price basis for every plan's cost (default on_demand, as Plan's headline cost)")
     sr.add_argument("--cny-per-usd", type=_positive_float)
     sr.add_argument("--json", action="store_true")
 

@@ -29,6 +29,7 @@ def build_request(args, db):
     overrides = Overrides(mfu=args.mfu, achieved_tflops=args.achieved_tflops)
     overrides.cny_per_usd = args.cny_per_usd or 7.10
     overrides.price_mix = PriceMix.parse(args.price_mix) if args.price_mix else None
+    overrides.price_basis = getattr(args, "price", None)
     if hw.calibration is not None:
         notes.append(f"calibration profile {hw.calibration.name!r} ({hw.calibration.summary()})")
     return model, hw, per_node, overrides, notes
@@ -53,7 +54,7 @@ OPTION_DEFAULTS = {
     "attention": None, "recompute": "none", "tp": None, "pp": None, "dp": None, "cp": None, "ep": None, "vp": 2,
     "zero": 0, "sequence_parallel": False, "pp_schedule": "1f1b", "offload": "none", "framework": "pytorch",
     "fabric": None, "nics_per_node": None, "mfu": None, "achieved_tflops": None, "price_mix": None,
-    "cny_per_usd": None, "calibration": None, "batch": 1, "prompt_len": 1024, "new_tokens": 128,
+    "price": None, "cny_per_usd": None, "calibration": None, "batch": 1, "prompt_len": 1024, "new_tokens": 128,
     "weights_dtype": "bf16", "kv_dtype": "bf16",
 }
 

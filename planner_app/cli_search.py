@@ -2,22 +2,24 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 
 from planner_app import units
-from planner_app.core.cost import PriceMix
+from planner_app.core.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
 from planner_app.core.scaling import scaling_curve
-from planner_app.core.search import Candidate, candidate_from_instance, search
+from planner_app.core.search import PRICE_LABELS, Candidate, candidate_from_instance, search
 from planner_app.resolve import default_seq_len, resolve_hardware, resolve_model
 
 
-def build_candidates(db, gpus: str | None, instances: str | None, fabric: str | None, cny_per_usd: float,
-                     mix: PriceMix | None = None) -> list[Candidate]:
+def build_candidates(db, gpus: str | None, instances: str | None, fabric: str | None,
+                     cny_per_usd: float = DEFAULT_CNY_PER_USD) -> list[Candidate]:
     out = []
     if instances:
         for name in [x.strip() for x in instances.split(",") if x.strip()]:
             hw, per_node, _ = resolve_hardware(db, instance=name, fabric=fabric)
-            out.append(candidate_from_instance(name, hw, hw.instance, mix, cny_per_usd))
+            out.append(candidate_from_instance(name, hw, hw.instance, cny_per_usd))
     else:
         for name in [x.strip() for x in (gpus or "").split(",") if x.strip()]:
             hw, per_node, _ = resolve_hardware(db, gpu=name, fabric=fabric)
@@ -27,43 +29,71 @@ def build_candidates(db, gpus: str | None, instances: str | None, fabric: str | 
     return out
 
 
+def default_global_batch(seq_len: int) -> int:
+    """About 4M tokens per step, in a power-of-two number of sequences (Llama 3's 4M-token
+    batches, Dubey et al. 2024 table 4)."""
+    return 2 ** max(0, round(math.log2(4_000_000 / seq_len)))
+
+
+def model_ref(text: str) -> str:
+    """The model as an ``estimate`` command names it: a config file by its absolute path."""
+    if text.endswith(".json") or os.path.sep in text or os.path.exists(text):
+        return os.path.abspath(text)
+    return text
+
+
 def run_search(args) -> int:
     from planner_app.cli import _user_db_catalog
 
     db = _user_db_catalog()
     model = resolve_model(args.model, db)
     seq = args.seq_len or default_seq_len(model, db)
-    import math
-
-    # default: about 4M tokens per step, in a power-of-two number of sequences
-    gbs = args.global_batch or 2 ** max(0, round(math.log2(4_000_000 / seq)))
-    cands = build_candidates(db, args.gpu, args.instance, args.fabric, args.cny_per_usd or 7.10)
+    gbs = args.global_batch or default_global_batch(seq)
+    cands = build_candidates(db, args.gpu, args.instance, args.fabric, args.cny_per_usd or DEFAULT_CNY_PER_USD)
     res = search(model, cands, tokens=args.tokens, max_gpus=args.max_gpus, seq_len=seq, global_batch=gbs,
                  recipe=args.recipe, framework=args.framework, deadline_days=args.deadline_days,
-                 budget_usd=args.budget_usd, objective=args.objective, top=args.top)
+                 budget_usd=args.budget_usd, objective=args.objective, top=args.top, price_basis=args.price,
+                 model_ref=model_ref(args.model))
     out = {"model": model.name, "tokens": args.tokens, "seq_len": seq, "global_batch": gbs,
-           "objective": args.objective, "evaluated": res.evaluated, "fitting": res.fitting,
+           "objective": args.objective, "price_basis": res.price_basis, "pareto_y": res.pareto_y,
+           "evaluated": res.evaluated, "fitting": res.fitting,
            "elapsed_s": res.elapsed_s, "plans": res.plans, "pareto": res.pareto, "notes": res.notes,
            "assumptions": [f"recipe {args.recipe}, framework {args.framework}, AdamW, flash attention",
                            f"global batch {gbs} sequences of {seq} tokens",
-                           "GPU counts: powers of two and 1.5x powers of two in whole nodes",
-                           "cost: 80% 1-year reserved + 20% on-demand where both prices are known, else on-demand"]}
+                           "GPU counts: powers of two and 1.5x powers of two in whole nodes"] + res.assumptions}
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
-    print(f"{model.summary()}; {args.tokens:.3g} tokens; {res.evaluated:,} configurations scored in "
-          f"{res.elapsed_s:.2f} s ({res.fitting:,} fit)")
-    for n in res.notes:
-        print(f"  note: {n}")
-    print(f"{'#':>2} {'machine':22s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'dp':>4} {'cp':>3} {'ep':>3} {'Z':>2} {'mb':>3} "
-          f"{'recompute':>9} {'days':>8} {'MFU':>6} {'cost $':>14}")
+    print(format_text(model, args.tokens, res))
+    return 0
+
+
+def format_text(model, tokens: float, res) -> str:
+    """The ranked plans as a table (machine names in full), then the assumptions and the
+    ``estimate`` command of the best plan."""
+    lines = [f"{model.summary()}; {tokens:.3g} tokens; {res.evaluated:,} configurations scored in "
+             f"{res.elapsed_s:.2f} s ({res.fitting:,} fit)"]
+    lines += [f"  note: {n}" for n in res.notes]
+    width = max([len("machine")] + [len(p["candidate"]) for p in res.plans])
+    cost_head = f"cost $ ({PRICE_LABELS[res.price_basis]})"
+    cost_w = max(14, len(cost_head), *[len(p["cost"].get("note", "")) for p in res.plans])
+    lines.append(f"{'#':>2} {'machine':{width}s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'dp':>4} {'cp':>3} {'ep':>3} "
+                 f"{'sp':>3} {'schedule':>13} {'Z':>2} {'mb':>3} {'recompute':>9} {'days':>8} {'MFU':>6} "
+                 f"{cost_head:>{cost_w}}")
     for i, p in enumerate(res.plans, 1):
         q = p["parallel"]
         usd = p["cost"]["usd"]
-        print(f"{i:>2} {p['candidate'][:22]:22s} {q['gpus']:>5} {q['tp']:>3} {q['pp']:>3} {q['dp']:>4} {q['cp']:>3} "
-              f"{q['ep']:>3} {q['zero']:>2} {p['micro_batch']:>3} {p['recompute']:>9} {p['time']['train_days']:8.1f} "
-              f"{p['time']['mfu'] * 100:5.1f}% {('-' if usd is None else f'{usd:,.0f}'):>14}")
-    return 0
+        sched = q["pp_schedule"] + (f" vp={q['vp']}" if q["pp_schedule"] == "interleaved" else "")
+        cost = p["cost"].get("note", "-") if usd is None else f"{usd:,.0f}"
+        lines.append(f"{i:>2} {p['candidate']:{width}s} {q['gpus']:>5} {q['tp']:>3} {q['pp']:>3} {q['dp']:>4} "
+                     f"{q['cp']:>3} {q['ep']:>3} {('yes' if q['sequence_parallel'] else 'no'):>3} {sched:>13} "
+                     f"{q['zero']:>2} {p['micro_batch']:>3} {p['recompute']:>9} {p['time']['train_days']:8.1f} "
+                     f"{p['time']['mfu'] * 100:5.1f}% {cost:>{cost_w}}")
+    lines += [f"  - {a}" for a in res.assumptions]
+    if res.plans:
+        lines.append("reproduce plan 1 (--json has every plan's command):")
+        lines.append("  " + res.plans[0]["estimate_command"])
+    return "\n".join(lines)
 
 
 def run_scaling(args) -> int:

@@ -29,6 +29,7 @@ class Hardware:
 class Overrides:
     mfu: float | None = None
     achieved_tflops: float | None = None
+    price_basis: str | None = None  # cost.usd at this price (PRICE_KINDS); None: on-demand, else the first known
 
 
 @dataclass

@@ -239,21 +239,36 @@ def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_by
     best = max(results, key=lambda r: r[0])
     peak, breakdown, phase, stage_name, phase_peaks, host, per_layer = best
     overhead = _overhead(setup, plan, peak)
-    device = peak + sum(overhead.values())
+    device = device_bytes(peak, overhead)
     return MemoryResult(peak_bytes=peak, breakdown=breakdown, peak_phase=phase, peak_stage=stage_name,
                         phase_peaks=phase_peaks, activations_per_layer_bytes=per_layer, overhead=overhead,
                         device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes,
                         assumptions=assumptions)
 
 
+def nccl_buffer_bytes(gpus):
+    """NCCL's own buffers (NCCL_BUFFSIZE, 4 MiB per channel and peer; ~0.3-1 GB in practice);
+    none on one GPU. Array-generic: the search calls it with one value per configuration."""
+    g = np.asarray(gpus, dtype=float)
+    return np.where(g > 1, 0.35e9 + 0.05e9 * np.log2(np.maximum(g, 1.0)), 0.0)
+
+
+def device_overhead(peak, gpus, full_recompute) -> dict:
+    """What the GPU holds outside PyTorch's allocator statistics: the CUDA context, NCCL's
+    buffers and the caching allocator's reserve above the peak (FRAGMENTATION*). Scalars or
+    arrays; the single estimate and the search both use this one formula."""
+    frag = np.where(full_recompute, FRAGMENTATION_RECOMPUTE, FRAGMENTATION)
+    return {"cuda_context": CUDA_CONTEXT_BYTES, "nccl_buffers": nccl_buffer_bytes(gpus),
+            "allocator_reserve": frag * np.asarray(peak, dtype=float)}
+
+
+def device_bytes(peak, overhead: dict):
+    """Peak allocated bytes plus the overheads: what the GPU must have (scalars or arrays)."""
+    return peak + (overhead["cuda_context"] + overhead["nccl_buffers"] + overhead["allocator_reserve"])
+
+
 def _overhead(setup: TrainingSetup, plan: ParallelPlan, peak: float) -> dict:
-    """What the GPU holds outside PyTorch's allocator statistics."""
-    nccl = 0.0
-    if plan.gpus > 1:
-        # NCCL's own buffers: NCCL_BUFFSIZE (4 MiB) per channel and peer; ~0.3-1 GB in practice
-        nccl = 0.35e9 + 0.05e9 * math.log2(plan.gpus)
-    frag = FRAGMENTATION_RECOMPUTE if setup.recompute == "full" else FRAGMENTATION
-    return {"cuda_context": CUDA_CONTEXT_BYTES, "nccl_buffers": nccl, "allocator_reserve": frag * peak}
+    return {k: float(v) for k, v in device_overhead(peak, plan.gpus, setup.recompute == "full").items()}
 
 
 def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assumptions):
@@ -449,7 +464,7 @@ def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
     overhead = _overhead(setup, plan, peak)
     return MemoryResult(peak_bytes=peak, breakdown=br, peak_phase="backward", peak_stage="single stage",
                         phase_peaks={"backward": peak}, activations_per_layer_bytes=0.0, overhead=overhead,
-                        device_bytes=peak + sum(overhead.values()), host_bytes=0.0, capacity_bytes=capacity_bytes,
+                        device_bytes=device_bytes(peak, overhead), host_bytes=0.0, capacity_bytes=capacity_bytes,
                         assumptions=["non-transformer: activations from the preset's bytes per sample"])
 
 

@@ -308,11 +308,17 @@ def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
             blended = mix_price(per_hour, mix)
             cost["mix"] = {k: getattr(mix, k) for k in ("on_demand", "reserved_1yr", "reserved_3yr", "spot")}
             cost["usd_mix"] = blended * n_inst * hours if blended is not None else None
-            od = per_hour.get("on_demand")
-            usd = od if od is not None else next((v for v in per_hour.values() if v is not None), None)
-            if usd is not None:
-                cost["usd"] = usd * n_inst * hours
-                cost["usd_price_basis"] = "on_demand" if od is not None else "first known price"
+            basis = getattr(overrides, "price_basis", None)
+            if basis is not None:  # asked for one price: that price or none, never another one
+                usd = per_hour.get(basis)
+                cost["usd"] = usd * n_inst * hours if usd is not None else None
+                cost["usd_price_basis"] = basis
+            else:
+                od = per_hour.get("on_demand")
+                usd = od if od is not None else next((v for v in per_hour.values() if v is not None), None)
+                if usd is not None:
+                    cost["usd"] = usd * n_inst * hours
+                    cost["usd_price_basis"] = "on_demand" if od is not None else "first known price"
             cost["currency_source"] = inst.prices.currency
             cost["price_date"] = inst.prices.date
         elif getattr(overrides, "usd_per_gpu_hour", None):

@@ -195,20 +195,111 @@ def test_cpu_probe_runs_and_cancels(window, qtbot):
     assert pp.status.text() == "Cancelled" and pp.run_button.isEnabled()
 
 
-def test_search_then_open_the_best_plan(window, qtbot):
+def _search_by_clicking(sp, qtbot, basis=None):
+    from PySide6.QtWidgets import QApplication
+    if basis is not None:
+        sp.price_basis.set_value(basis)
+    with qtbot.waitSignal(sp.slot.succeeded, timeout=60000):
+        qtbot.mouseClick(sp.run_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: sp.run_button.isEnabled(), timeout=10000)
+    QApplication.processEvents()
+
+
+def _header(model, text):
+    heads = [model.headerData(i, Qt.Horizontal) for i in range(model.columnCount())]
+    return next(i for i, h in enumerate(heads) if text in h), heads
+
+
+def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, qtbot):
+    """The cost column and chart say the price basis; the row's estimate command reaches the
+    clipboard; Open in Plan gives the Plan page the row's numbers exactly."""
+    import shlex
+
+    from PySide6.QtWidgets import QApplication
+
+    from planner_app.cli_estimate import estimate_from_args
+    from planner_app.cli import build_parser
     sp = window.search_page
     window.nav.setCurrentRow(4)
-    with qtbot.waitSignal(sp.slot.succeeded, timeout=60000):
-        sp.run_search()
+    _search_by_clicking(sp, qtbot)
     assert sp.model.rowCount() > 0 and sp.result.evaluated > 1000
-    best = sp.result.plans[0]
+    assert sp.result.price_basis == "on_demand"
+    col, heads = _header(sp.model, "Cost (USD, on-demand)")
+    assert any("Sequence parallel" in h for h in heads) and any("Pipeline schedule" in h for h in heads)
+    assert sp.chart.axis_label("left") == "cost (USD, on-demand)"
+    # machine names in full: the machine column is as wide as its longest name
+    names = [sp.model.index(r, 1).data() for r in range(sp.model.rowCount())]
+    assert "Standard_ND96isr_H100_v5" in names or max(map(len, names)) >= len("p5.48xlarge")
+    fm = sp.table.fontMetrics()
+    assert sp.table.columnWidth(1) >= max(fm.horizontalAdvance(n) for n in names)
+    # a row with a pipeline (its schedule and vp must travel too)
+    row = next(i for i, p in enumerate(sp.result.plans) if p["parallel"]["pp"] > 1)
+    sp.table.selectRow(row)
+    best = sp.result.plans[row]
+    qtbot.mouseClick(sp.copy_button, Qt.LeftButton)
+    cmd = QApplication.clipboard().text()
+    assert cmd == best["estimate_command"] and cmd.startswith("gpu-planner estimate ")
+    cli = estimate_from_args(build_parser().parse_args(shlex.split(cmd)[1:]), window.db)
+    assert cli["memory"]["peak_bytes"] == pytest.approx(best["memory"]["peak_bytes"], rel=1e-6)
+    # Open in Plan: the Plan page estimates the same plan
     n_before = len(window.doc.data["plans"])
-    with qtbot.waitSignal(window.plan_page.estimated, timeout=15000) as sig:
-        sp.open_selected()
+    qtbot.mouseClick(sp.open_button, Qt.LeftButton)
     assert len(window.doc.data["plans"]) == n_before + 1 and window.nav.currentRow() == 1
-    est = sig.args[0]
-    assert est["parallel"]["gpus"] == best["parallel"]["gpus"] and est["parallel"]["tp"] == best["parallel"]["tp"]
-    assert est["time"]["train_days"] == pytest.approx(best["time"]["train_days"], rel=0.02)
+    page = window.plan_page
+
+    def shows_the_row():
+        e = page.last_estimate
+        return (e is not None and all(e["parallel"][k] == v for k, v in best["parallel"].items())
+                and e["setup"]["micro_batch"] == best["micro_batch"] and e["setup"]["recompute"] == best["recompute"])
+    qtbot.waitUntil(shows_the_row, timeout=15000)
+    est = page.last_estimate
+    for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "pp_schedule", "vp", "gpus"):
+        assert est["parallel"][k] == best["parallel"][k], k
+    assert est["setup"]["micro_batch"] == best["micro_batch"] and est["setup"]["recompute"] == best["recompute"]
+    assert est["memory"]["peak_bytes"] == pytest.approx(best["memory"]["peak_bytes"], rel=1e-6)
+    assert est["memory"]["device_bytes"] == pytest.approx(best["memory"]["device_bytes"], rel=1e-6)
+    assert est["time"]["step_s"] == pytest.approx(best["time"]["step_s"], rel=1e-6)
+    assert est["time"]["train_days"] == pytest.approx(best["time"]["train_days"], rel=1e-6)
+    assert est["cost"]["usd_by_price"]["on_demand"] == pytest.approx(best["cost"]["usd"], rel=1e-6)
+
+
+def test_search_at_another_basis_and_without_prices(window, qtbot):
+    from planner_app.ui.pages.hardware import hw_key
+    sp = window.search_page
+    window.nav.setCurrentRow(4)
+    _search_by_clicking(sp, qtbot, "reserved_1yr")
+    assert sp.result.price_basis == "reserved_1yr"
+    _header(sp.model, "Cost (USD, 1-year reserved)")
+    assert sp.chart.axis_label("left") == "cost (USD, 1-year reserved)"
+    assert len(sp.chart._all.data) == sum(p["cost"]["usd"] is not None for p in sp.result.plans) > 0
+    # readable tick labels on the USD axis, never 4e+06
+    from planner_app.ui.charts.lines import readable_ticks
+    assert readable_ticks([4e6, 4.5e6], 5e5) == ["4,000,000", "4,500,000"]
+    assert readable_ticks([0.5, 1.0], 0.5) == ["0.5", "1.0"]
+    axis = sp.chart.plot.getAxis("left")
+    lo, hi = sp.chart.plot.viewRange()[1]
+    ticks = [v for spacing, vals in axis.tickValues(lo, hi, 300) for v in vals]
+    labels = axis.tickStrings(ticks, 1.0, max(abs(hi - lo) / 5, 1))
+    assert labels and not any("e+" in t or "e-" in t for t in labels)
+    assert any("," in t for t in labels) or max(ticks) < 1000
+    # a3-megagpu-8g has no 1-year price: every row says so and the chart draws GPU-hours, so labelled
+    only(sp, hw_key("instance", "a3-megagpu-8g"))
+    _search_by_clicking(sp, qtbot)
+    col, _ = _header(sp.model, "Cost (USD, 1-year reserved)")
+    assert sp.result.plans and all(p["cost"]["usd"] is None for p in sp.result.plans)
+    assert {sp.model.index(i, col).data() for i in range(sp.model.rowCount())} == {"no price at 1-year reserved"}
+    assert sp.result.pareto_y == "gpu_hours" and sp.chart.axis_label("left") == "GPU-hours"
+    assert len(sp.chart._all.data) == len(sp.result.plans)
+    # GPUs alone have no price either
+    only(sp, hw_key("gpu", "h100-sxm"))
+    _search_by_clicking(sp, qtbot, "on_demand")
+    assert sp.result.pareto_y == "gpu_hours" and sp.chart.axis_label("left") == "GPU-hours"
+
+
+def only(sp, key):
+    for i in range(sp.machines.count()):
+        it = sp.machines.item(i)
+        it.setCheckState(Qt.Checked if it.data(Qt.UserRole) == key else Qt.Unchecked)
 
 
 def test_specs_filter_details_and_a_custom_gpu(window, qtbot):

@@ -80,3 +80,162 @@ def test_advice_for_a_plan_that_does_not_fit(db):
     assert changes and all(c.saves_bytes > 0 for c in changes)
     labels = [c.label for c in changes]
     assert "full recomputation" in labels
+
+
+# ---- one price basis, reproducible rows (issue 12, items 4 and 5) ---------------------------
+
+def _cli_json(argv):
+    import contextlib
+    import io
+    import json
+
+    from planner_app import cli
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = cli.main(argv)
+    assert rc == 0, argv
+    return json.loads(buf.getvalue())
+
+
+def _cli_text(argv):
+    import contextlib
+    import io
+
+    from planner_app import cli
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(argv) == 0, argv
+    return buf.getvalue()
+
+
+REPRO_SEARCHES = {
+    "dense-instances": ["--model", "llama-3.1-8b", "--tokens", "1e12", "--instance",
+                        "p5.48xlarge,Standard_ND96isr_H100_v5", "--max-gpus", "256"],
+    "dense-gpu-sp-interleaved": ["--model", "llama-3.1-70b", "--tokens", "2e12", "--gpu", "H100 SXM",
+                                 "--max-gpus", "512"],
+    "moe-instance": ["--model", "mixtral-8x7b", "--tokens", "1e12", "--instance", "p5.48xlarge", "--max-gpus", "128"],
+    "cost-reserved": ["--model", "llama-3.1-70b", "--tokens", "1e12", "--instance", "p4d.24xlarge", "--max-gpus", "64",
+                      "--objective", "cost", "--price", "reserved_1yr"],
+    "cny-and-quoted-name": ["--model", "qwen2.5-0.5b", "--tokens", "1e10", "--instance",
+                            "n1-standard-8 + 1x nvidia-tesla-t4,ecs.gn7i-c8g1.2xlarge", "--max-gpus", "4",
+                            "--objective", "cost", "--cny-per-usd", "6.5"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPRO_SEARCHES))
+def test_search_rows_reproduce_with_their_estimate_command(name):
+    """Every row's one-line command, run as typed, gives the row's numbers exactly."""
+    import shlex
+
+    j = _cli_json(["search", *REPRO_SEARCHES[name], "--top", "3", "--json"])
+    assert j["plans"]
+    for p in j["plans"][:3] + j["pareto"][:1]:
+        cmd = p["estimate_command"]
+        assert cmd.startswith("gpu-planner estimate ") and "\n" not in cmd
+        argv = shlex.split(cmd)[1:]
+        est = _cli_json(argv + ["--json"])
+        q = p["parallel"]
+        for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "pp_schedule", "vp", "gpus",
+                  "gpus_per_node"):
+            assert est["parallel"][k] == q[k], k
+        assert est["setup"]["micro_batch"] == p["micro_batch"] and est["setup"]["recompute"] == p["recompute"]
+        assert est["memory"]["fits"] is True and p["memory"]["fits"] is True
+        assert est["memory"]["peak_bytes"] == pytest.approx(p["memory"]["peak_bytes"], rel=1e-6)
+        assert est["memory"]["device_bytes"] == pytest.approx(p["memory"]["device_bytes"], rel=1e-6)
+        assert est["time"]["step_s"] == pytest.approx(p["time"]["step_s"], rel=1e-6)
+        assert est["time"]["train_s"] == pytest.approx(p["time"]["train_s"], rel=1e-6)
+        assert p["price_basis"] == j["price_basis"]
+        if p["instance"]:
+            assert est["cost"]["usd_price_basis"] == p["price_basis"]
+        if p["cost"]["usd"] is None:
+            assert est["cost"].get("usd") is None
+        else:
+            assert est["cost"]["usd"] == pytest.approx(p["cost"]["usd"], rel=1e-6)
+        # the row carries the full plan: every option the command needs
+        for k in ("model", "gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "zero", "sequence_parallel",
+                  "pp_schedule", "vp", "micro_batch", "global_batch", "seq_len", "recipe", "framework", "optimizer",
+                  "attention", "recompute", "fabric", "tokens", "price"):
+            assert k in p["plan"], k
+        assert ("instance" in p["plan"]) != ("gpu" in p["plan"])
+
+
+def test_search_finds_a_sequence_parallel_interleaved_plan_to_reproduce():
+    j = _cli_json(["search", *REPRO_SEARCHES["dense-gpu-sp-interleaved"], "--top", "3", "--json"])
+    assert any(p["parallel"]["sequence_parallel"] and p["parallel"]["pp_schedule"] == "interleaved"
+               for p in j["plans"])
+    cmd = next(p["estimate_command"] for p in j["plans"] if p["parallel"]["sequence_parallel"])
+    assert "--sequence-parallel" in cmd and "--pp-schedule interleaved" in cmd and "--vp 2" in cmd
+
+
+def test_search_prices_every_plan_at_one_basis_never_a_blend(db):
+    """Default basis on-demand (Plan's headline cost); an instance without that price has no
+    cost (not its spot price, not 0) and ranks after the priced ones under --objective cost."""
+    base = ["search", "--model", "qwen2.5-0.5b", "--tokens", "1e10", "--max-gpus", "2", "--top", "100000", "--json"]
+    j = _cli_json(base + ["--instance", "p5.48xlarge,p5e.48xlarge", "--objective", "cost"])
+    assert len(j["plans"]) == j["fitting"]
+    assert j["price_basis"] == "on_demand"
+    assert any("on-demand" in a for a in j["assumptions"])
+    p5 = db.instance("p5.48xlarge").prices
+    for p in j["plans"]:
+        assert p["price_basis"] == "on_demand" and p["cost"]["price_basis"] == "on_demand"
+        if p["instance"] == "p5e.48xlarge":  # only a spot price in the spec data
+            assert p["cost"]["usd"] is None and p["cost"]["note"] == "no price at on-demand"
+        else:
+            hours = p["time"]["train_s"] / 3600
+            assert p["cost"]["usd"] == pytest.approx(p5.on_demand * p["cost"]["instances"] * hours, rel=1e-9)
+    priced = [p["cost"]["usd"] is not None for p in j["plans"]]
+    assert priced[0] and not priced[-1] and priced == sorted(priced, reverse=True)  # unpriced after
+    costs = [p["cost"]["usd"] for p in j["plans"] if p["cost"]["usd"] is not None]
+    assert costs == sorted(costs)
+    # another basis: every cost at that basis, ~reserved/on-demand of the on-demand cost
+    r = _cli_json(base + ["--instance", "p5.48xlarge", "--price", "reserved_1yr"])
+    od = _cli_json(base + ["--instance", "p5.48xlarge"])
+    assert r["price_basis"] == "reserved_1yr"
+    assert r["plans"][0]["cost"]["usd"] == pytest.approx(
+        od["plans"][0]["cost"]["usd"] * p5.reserved_1yr / p5.on_demand, rel=1e-9)
+    # the Pareto front holds priced plans only, in USD
+    assert od["pareto_y"] == "usd" and all(p["cost"]["usd"] is not None for p in j["pareto"])
+
+
+def test_search_without_any_price_draws_gpu_hours_not_usd():
+    j = _cli_json(["search", "--model", "llama-3.1-8b", "--tokens", "1e12", "--max-gpus", "64", "--gpu", "H100 SXM",
+                   "--top", "3", "--json"])
+    assert j["pareto_y"] == "gpu_hours" and j["pareto"]
+    assert all(p["cost"]["usd"] is None for p in j["plans"])
+    gh = [p["cost"]["gpu_hours"] for p in j["pareto"]]
+    assert gh == sorted(gh, reverse=True)  # faster costs more GPU-hours along the front
+
+
+def test_search_converts_cny_at_the_given_rate_and_says_so():
+    base = ["search", "--model", "qwen2.5-0.5b", "--tokens", "1e10", "--instance", "ecs.gn7i-c8g1.2xlarge",
+            "--max-gpus", "1", "--top", "1", "--json"]
+    a, b = _cli_json(base + ["--cny-per-usd", "7"]), _cli_json(base + ["--cny-per-usd", "14"])
+    assert a["plans"][0]["cost"]["usd"] == pytest.approx(2 * b["plans"][0]["cost"]["usd"], rel=1e-9)
+    assert any("CNY prices converted at 14 CNY per USD" in s for s in b["assumptions"])
+    assert b["plans"][0]["plan"]["cny_per_usd"] == 14
+
+
+def test_search_text_shows_full_names_the_layout_and_the_basis():
+    out = _cli_text(["search", "--model", "qwen2.5-0.5b", "--tokens", "1e10", "--max-gpus", "2", "--top", "1000",
+                     "--instance", "Standard_ND96isr_H100_v5,p5e.48xlarge", "--objective", "cost"])
+    assert "Standard_ND96isr_H100_v5 " in out  # 24 characters, not cut at 22
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
+    assert " sp " in header and "schedule" in header and "on-demand" in header
+    assert "no price at on-demand" in out
+    assert "gpu-planner estimate --model qwen2.5-0.5b --instance Standard_ND96isr_H100_v5" in out
+
+
+def test_device_overhead_is_one_formula(db):
+    """The search's device bytes come from memory.py's overhead (no twin formula)."""
+    from planner_app.core.memory import device_bytes, device_overhead
+
+    m = db.model("llama-3.1-8b")
+    setup = TrainingSetup(micro_batch=1, seq_len=8192, global_batch=64, recipe="mixed-bf16", attention="flash",
+                          recompute="full", framework="megatron")
+    plan = ParallelPlan(tp=2, dp=4)
+    mem = training_memory(m, setup, plan, db.gpu("h100-sxm").capacity_bytes)
+    over = device_overhead(np.array([mem.peak_bytes]), np.array([8.0]), np.array([True]))
+    assert device_bytes(np.array([mem.peak_bytes]), over)[0] == mem.device_bytes
+    assert mem.overhead == {k: float(np.ravel(v)[0]) if np.ndim(v) else float(v) for k, v in over.items()}

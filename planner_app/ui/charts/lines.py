@@ -48,12 +48,36 @@ class ScalingChart(ChartBase):
         return c
 
 
+def readable_ticks(values, spacing) -> list[str]:
+    """Tick labels as plain numbers with thousands separators (4,000,000, not 4e+06), with
+    as many decimals as the tick spacing needs."""
+    decimals = 0 if spacing >= 1 else min(6, int(np.ceil(-np.log10(spacing))))
+    return [f"{v:,.{decimals}f}" for v in values]
+
+
+class ReadableAxis(pg.AxisItem):
+    """An axis whose labels are plain numbers (``readable_ticks``), never scaled by an SI prefix."""
+
+    def __init__(self, orientation, **kw):
+        super().__init__(orientation, **kw)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        return readable_ticks([v * scale for v in values], spacing * scale)
+
+
 class ParetoChart(ChartBase):
-    """Every ranked plan (grey) and the Pareto front (line) in days against cost."""
+    """Every ranked plan (dots) and the Pareto front (line): days against USD at one price
+    basis, or against GPU-hours (and so labelled) when no plan has a price."""
 
     def __init__(self, parent=None):
         super().__init__(translate("Charts", "Time against cost"), parent)
+        self.plot.setAxisItems({"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")})
+        for ax in ("left", "bottom"):
+            self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
+            self.plot.getAxis(ax).setTextPen(pg.mkPen("#222"))
         self.plot.setLabel("bottom", translate("Charts", "time to train (days)"))
+        self.quantity = "usd"
         self.plot.setLabel("left", translate("Charts", "cost (USD)"))
         self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
         self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
@@ -62,12 +86,27 @@ class ParetoChart(ChartBase):
         self.plot.addItem(self._all)
         self.plot.addItem(self._chosen)
 
-    def set_points(self, days, costs, front_days, front_costs, chosen=None):
-        self._all.setData(x=np.asarray(days, float), y=np.asarray(costs, float))
+    def set_points(self, days, values, front_days, front_values, chosen=None, quantity: str = "usd",
+                   basis: str = ""):
+        """``values``: USD at the price basis named ``basis`` (``quantity="usd"``) or GPU-hours
+        (``quantity="gpu_hours"``); the left axis says which."""
+        if quantity not in ("usd", "gpu_hours"):
+            raise ValueError(f"quantity must be usd or gpu_hours, got {quantity!r}")
+        self.quantity = quantity
+        if quantity == "usd":
+            label = (translate("Charts", "cost (USD, {basis})").format(basis=basis) if basis
+                     else translate("Charts", "cost (USD)"))
+        else:
+            label = translate("Charts", "GPU-hours")
+        self.plot.setLabel("left", label)
+        self._all.setData(x=np.asarray(days, float), y=np.asarray(values, float))
         order = np.argsort(front_days)
-        self._front.setData(np.asarray(front_days, float)[order], np.asarray(front_costs, float)[order])
+        self._front.setData(np.asarray(front_days, float)[order], np.asarray(front_values, float)[order])
         self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
         self.plot.enableAutoRange()
+
+    def axis_label(self, side: str = "left") -> str:
+        return self.plot.getAxis(side).labelText
 
 
 class TelemetryChart(ChartBase):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QTableView, QVBoxLayout, QWidget)
 
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel
@@ -17,9 +19,19 @@ from planner_app.ui.workers import TaskSlot
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
 
 
-def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top):
+def price_basis_labels() -> dict:
+    """The price bases as the page names them (translated)."""
+    return {"on_demand": translate("SearchPage", "on-demand"),
+            "reserved_1yr": translate("SearchPage", "1-year reserved"),
+            "reserved_3yr": translate("SearchPage", "3-year reserved"),
+            "spot": translate("SearchPage", "spot")}
+
+
+def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
+                price_basis: str = "on_demand"):
     def run(progress, cancelled):
-        from planner_app.cli_search import build_candidates
+        from planner_app.cli_search import build_candidates, default_global_batch
+        from planner_app.core.cost import DEFAULT_CNY_PER_USD
         from planner_app.core.search import search
         from planner_app.resolve import default_seq_len, resolve_model
         w = sc["workload"]
@@ -29,20 +41,23 @@ def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, de
             raise ValueError("Tokens: the search needs a training budget; set Tokens on the Workload page")
         model = resolve_model(w["model"], db)
         seq = w.get("seq_len") or default_seq_len(model, db)
-        gbs = w.get("global_batch") or 2 ** max(0, round(math.log2(4_000_000 / seq)))
+        gbs = w.get("global_batch") or default_global_batch(seq)
         insts = ",".join(i for k, i in machines if k == "instance")
         gpus = ",".join(i for k, i in machines if k == "gpu")
+        cny = sc.get("cny_per_usd") or DEFAULT_CNY_PER_USD
         cands = []
         if insts:
-            cands += build_candidates(db, None, insts, None, 7.10)
+            cands += build_candidates(db, None, insts, None, cny)
         if gpus:
-            cands += build_candidates(db, gpus, None, None, 7.10)
+            cands += build_candidates(db, gpus, None, None, cny)
         progress(0.1, "scoring")
         fw = w.get("framework") or "megatron"
         recipe = w.get("recipe") or ("mixed-bf16" if fw != "pytorch" else "amp-bf16")
         res = search(model, cands, tokens=float(w["tokens"]), max_gpus=max_gpus, seq_len=seq, global_batch=gbs,
-                     recipe=recipe, framework=fw, deadline_days=deadline, budget_usd=budget, objective=objective,
-                     top=top)
+                     recipe=recipe, framework=fw, optimizer=w.get("optimizer") or "adamw",
+                     attention=w.get("attention") or "flash", deadline_days=deadline, budget_usd=budget,
+                     objective=objective, top=top, price_basis=price_basis,
+                     model_ref=w["model"] if isinstance(w["model"], str) else model.name)
         progress(1.0, "done")
         return {"result": res, "seq_len": seq, "global_batch": gbs}
     return run
@@ -72,9 +87,11 @@ class SearchPage(QWidget):
         self.budget = NumberField(self.tr("Budget (USD)"), placeholder=self.tr("optional"))
         self.objective = ChoiceField([("time", self.tr("fastest")), ("cost", self.tr("cheapest"))], "time")
         self.top = IntField(1, 200, 20)
+        self.price_basis = ChoiceField(list(price_basis_labels().items()), "on_demand")
+        self.price_basis.setToolTip(self.tr("Every plan is priced at this one price; a machine without it has no cost"))
         for label, w in ((self.tr("At most GPUs"), self.max_gpus), (self.tr("Deadline (days)"), self.deadline),
                          (self.tr("Budget (USD)"), self.budget), (self.tr("Objective"), self.objective),
-                         (self.tr("Plans to show"), self.top)):
+                         (self.tr("Price"), self.price_basis), (self.tr("Plans to show"), self.top)):
             form.addRow(label, w)
         left.addLayout(form)
         buttons = QHBoxLayout()
@@ -94,13 +111,7 @@ class SearchPage(QWidget):
         lay.addLayout(left, 1)
 
         right = QVBoxLayout()
-        self.model = RowsTableModel([
-            Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
-            Column("layout", self.tr("tp×pp×cp×ep×dp")), Column("zero", "ZeRO"), Column("mb", self.tr("Micro-batch")),
-            Column("recompute", self.tr("Recomputation")),
-            Column("days", self.tr("Days"), fmt=lambda v: f"{v:,.1f}"),
-            Column("mfu", "MFU", "%", fmt=lambda v: f"{v * 100:.1f}"),
-            Column("usd", self.tr("Cost"), "USD", fmt=lambda v: f"{v:,.0f}")])
+        self.model = RowsTableModel(self._columns("on_demand"))
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
@@ -112,7 +123,12 @@ class SearchPage(QWidget):
         self.open_button = QPushButton(self.tr("Open in Plan"))
         self.open_button.clicked.connect(self.open_selected)
         self.open_button.setEnabled(False)
+        self.copy_button = QPushButton(self.tr("Copy estimate command"))
+        self.copy_button.setToolTip(self.tr("Copy the gpu-planner estimate command that reproduces the selected plan"))
+        self.copy_button.clicked.connect(self.copy_command)
+        self.copy_button.setEnabled(False)
         row.addStretch(1)
+        row.addWidget(self.copy_button)
         row.addWidget(self.open_button)
         right.addLayout(row)
         self.chart = ParetoChart()
@@ -137,7 +153,7 @@ class SearchPage(QWidget):
         self.status.setText(self.tr("Searching…"))
         self.slot.start(search_task(self.doc.snapshot(), self.db, machines, self.max_gpus.value(),
                                     self.deadline.value(), self.budget.value(), self.objective.value(),
-                                    self.top.value()))
+                                    self.top.value(), self.price_basis.value()))
 
     def _idle(self):
         self.run_button.setEnabled(True)
@@ -148,48 +164,83 @@ class SearchPage(QWidget):
     def _failed(self, e):
         self.status.setText(str(e))
 
+    def _columns(self, basis: str) -> list:
+        no_price = self.tr("no price at {basis}").format(basis=price_basis_labels()[basis])
+        return [
+            Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
+            Column("days", self.tr("Days"), fmt=lambda v: f"{v:,.1f}"),
+            Column("usd", self.tr("Cost (USD, {basis})").format(basis=price_basis_labels()[basis]),
+                   fmt=lambda v: no_price if v == "" else f"{v:,.0f}"),
+            Column("mfu", "MFU", "%", fmt=lambda v: f"{v * 100:.1f}"),
+            Column("layout", self.tr("tp×pp×cp×ep×dp")), Column("sp", self.tr("Sequence parallel")),
+            Column("schedule", self.tr("Pipeline schedule")), Column("zero", "ZeRO"),
+            Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation"))]
+
     def _show(self, out):
         res = out["result"]
         self.result = res
+        yes, no = self.tr("yes"), self.tr("no")
         rows = []
         for i, p in enumerate(res.plans, 1):
             q = p["parallel"]
+            sched = (self.tr("interleaved, vp {vp}").format(vp=q["vp"])
+                     if q["pp_schedule"] == "interleaved" else "1F1B")
             rows.append({"rank": i, "machine": p["candidate"], "gpus": q["gpus"],
-                         "layout": f"{q['tp']}×{q['pp']}×{q['cp']}×{q['ep']}×{q['dp']}", "zero": q["zero"],
+                         "layout": f"{q['tp']}×{q['pp']}×{q['cp']}×{q['ep']}×{q['dp']}",
+                         "sp": yes if q["sequence_parallel"] else no, "schedule": sched, "zero": q["zero"],
                          "mb": p["micro_batch"], "recompute": p["recompute"], "days": p["time"]["train_days"],
-                         "mfu": p["time"]["mfu"], "usd": p["cost"]["usd"]})
+                         "mfu": p["time"]["mfu"], "usd": "" if p["cost"]["usd"] is None else p["cost"]["usd"]})
+        self.model.set_columns(self._columns(res.price_basis))
         self.model.set_rows(rows)
         self.table.resizeColumnsToContents()
         if rows:
             self.table.selectRow(0)
         self.open_button.setEnabled(bool(rows))
-        cost = lambda p: p["cost"]["usd"] if p["cost"]["usd"] is not None else p["cost"]["gpu_hours"]  # noqa: E731
-        best = res.plans[0] if res.plans else None
-        self.chart.set_points([p["time"]["train_days"] for p in res.plans], [cost(p) for p in res.plans],
-                              [p["time"]["train_days"] for p in res.pareto], [cost(p) for p in res.pareto],
-                              (best["time"]["train_days"], cost(best)) if best else None)
+        self.copy_button.setEnabled(bool(rows))
+        self._draw_chart(res)
         self.status.setText(self.tr("{n:,} configurations scored in {s:.2f} s; {f:,} fit").format(
             n=res.evaluated, s=res.elapsed_s, f=res.fitting) + ("\n" + "\n".join(res.notes) if res.notes else ""))
 
+    def _draw_chart(self, res):
+        """Days against USD at the basis for the priced plans; GPU-hours (so labelled) when none is priced."""
+        key = "usd" if res.pareto_y == "usd" else "gpu_hours"
+        shown = [p for p in res.plans if p["cost"][key] is not None]
+        best = shown[0] if shown else None
+        self.chart.set_points([p["time"]["train_days"] for p in shown], [p["cost"][key] for p in shown],
+                              [p["time"]["train_days"] for p in res.pareto], [p["cost"][key] for p in res.pareto],
+                              (best["time"]["train_days"], best["cost"][key]) if best else None,
+                              quantity=key, basis=price_basis_labels()[res.price_basis])
+
+    def selected_plan(self) -> dict | None:
+        """The search row selected in the table (the first when none is)."""
+        if not self.result or not self.result.plans:
+            return None
+        rows = self.table.selectionModel().selectedRows()
+        return self.result.plans[rows[0].row() if rows else 0]
+
+    def copy_command(self):
+        p = self.selected_plan()
+        if p is not None:
+            QGuiApplication.clipboard().setText(p["estimate_command"])
+            self.status.setText(self.tr("Copied: {command}").format(command=p["estimate_command"]))
+
+    def workload_from_result(self, p: dict) -> dict:
+        """The workload options the row was scored with (the Plan page then gives its numbers)."""
+        return {k: p["plan"][k] for k in ("micro_batch", "recompute", "seq_len", "global_batch", "recipe",
+                                           "framework", "optimizer", "attention", "offload")}
+
     def plan_from_result(self, p: dict) -> dict:
+        """A scenario plan holding the row's full layout (scenario.PLAN_KEYS)."""
+        from planner_app.scenario import PLAN_KEYS
+
         q = p["parallel"]
-        plan = {"name": f"{p['candidate']} ({q['gpus']} GPUs, search)", "gpus": q["gpus"],
-                "gpus_per_node": q["gpus_per_node"], "zero": q["zero"] or None}
-        plan["instance" if p.get("instance") else "gpu"] = p.get("instance") or p["gpu"]
-        for a in ("tp", "pp", "cp", "ep"):
-            if q[a] > 1:
-                plan[a] = q[a]
-        if q["sequence_parallel"]:
-            plan["sequence_parallel"] = True
-        if q["pp_schedule"] != "1f1b":
-            plan["pp_schedule"], plan["vp"] = q["pp_schedule"], q["vp"]
-        return {k: v for k, v in plan.items() if v is not None}
+        plan = {"name": f"{p['candidate']} ({q['gpus']} GPUs, search)"}
+        plan.update({k: v for k, v in p["plan"].items() if k in PLAN_KEYS and v is not None})
+        return plan
 
     def open_selected(self):
-        if not self.result or not self.result.plans:
+        p = self.selected_plan()
+        if p is None:
             return
-        rows = self.table.selectionModel().selectedRows()
-        i = rows[0].row() if rows else 0
-        p = self.result.plans[i]
-        self.doc.update_workload(micro_batch=p["micro_batch"], recompute=p["recompute"])
+        self.doc.update_workload(**self.workload_from_result(p))
         self.open_plan.emit(self.plan_from_result(p))
