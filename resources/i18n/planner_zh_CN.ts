@@ -281,6 +281,221 @@
     </message>
 </context>
 <context>
+    <name>Engine</name>
+    <message>
+        <source>calibration profile {name!r} ({summary})</source>
+        <translation>校准配置 {name!r}（{summary}）</translation>
+    </message>
+    <message>
+        <source>recipe {recipe} (default for {gpu} with {framework}; --recipe)</source>
+        <translation>精度方案 {recipe}（{gpu} 搭配 {framework} 时的默认值；可用 --recipe 指定）</translation>
+    </message>
+    <message>
+        <source>full recomputation</source>
+        <translation>完全重计算</translation>
+    </message>
+    <message>
+        <source>selective recomputation</source>
+        <translation>选择性重计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-{z}</source>
+        <translation>ZeRO-{z}</translation>
+    </message>
+    <message>
+        <source>micro-batch {b} (more accumulation)</source>
+        <translation>微批大小 {b}（更多梯度累积）</translation>
+    </message>
+    <message>
+        <source>{n}x tensor parallel (2x the GPUs)</source>
+        <translation>{n} 路张量并行（GPU 数翻倍）</translation>
+    </message>
+    <message>
+        <source>sequence parallelism</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>{n}x pipeline parallel (2x the GPUs)</source>
+        <translation>{n} 路流水线并行（GPU 数翻倍）</translation>
+    </message>
+    <message>
+        <source>{n}x data parallel (2x the GPUs)</source>
+        <translation>{n} 路数据并行（GPU 数翻倍）</translation>
+    </message>
+    <message>
+        <source>offload optimizer states to the CPU</source>
+        <translation>将优化器状态卸载到 CPU</translation>
+    </message>
+    <message>
+        <source>bf16 weights and optimizer states</source>
+        <translation>权重和优化器状态改用 bf16</translation>
+    </message>
+    <message>
+        <source>SDPA / flash attention</source>
+        <translation>改用 SDPA / Flash Attention</translation>
+    </message>
+    <message>
+        <source>8-bit AdamW</source>
+        <translation>8 位 AdamW</translation>
+    </message>
+    <message>
+        <source>fits; no single change makes it faster</source>
+        <translation>可容纳；没有哪一项单独改动能让它更快</translation>
+    </message>
+    <message>
+        <source>saves {gb:.1f} GB</source>
+        <translation>节省 {gb:.1f} GB</translation>
+    </message>
+    <message>
+        <source>uses {gb:.1f} GB more</source>
+        <translation>多用 {gb:.1f} GB</translation>
+    </message>
+    <message>
+        <source>costs {pct:.0f}% more time</source>
+        <translation>耗时增加 {pct:.0f}%</translation>
+    </message>
+    <message>
+        <source>is {pct:.0f}% faster</source>
+        <translation>提速 {pct:.0f}%</translation>
+    </message>
+    <message>
+        <source>{change} {memory} and {time}</source>
+        <translation>{change}（{memory}，{time}）</translation>
+    </message>
+    <message>
+        <source>{change} {memory} and {time} (still does not fit)</source>
+        <translation>{change}（{memory}，{time}，仍无法容纳）</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <source>fits; faster with: {changes}</source>
+        <translation>可容纳；以下改动可提速：{changes}</translation>
+    </message>
+    <message>
+        <source>does not fit by {gb:.1f} GB: {changes}</source>
+        <translation>无法容纳，超出 {gb:.1f} GB：{changes}</translation>
+    </message>
+    <message>
+        <source>memory.peak_bytes is what torch.cuda.max_memory_allocated would report on the most loaded GPU (framework {framework})</source>
+        <translation>memory.peak_bytes 即负载最重的 GPU 上 torch.cuda.max_memory_allocated 会报告的值（框架 {framework}）</translation>
+    </message>
+    <message>
+        <source>device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% caching-allocator reserve; fits compares that with {gb:g} GB x 2^30 x 0.9958 (what NVML reports)</source>
+        <translation>设备显存另加 CUDA 上下文（0.55 GB）、NCCL 缓冲区和 4% 的缓存分配器预留；是否可容纳即与 {gb:g} GB x 2^30 x 0.9958（NVML 报告的容量）比较</translation>
+    </message>
+    <message>
+        <source>activations follow the Hugging Face transformers 5.x implementation (eager PyTorch ops, autograd saving rules); loss via logits.float() and cross_entropy</source>
+        <translation>激活值按 Hugging Face transformers 5.x 的实现计算（eager 模式 PyTorch 算子、autograd 保存规则）；损失经 logits.float() 和 cross_entropy 计算</translation>
+    </message>
+    <message>
+        <source>training loop: loss = model(...).loss; loss.backward(); optimizer.step(); zero_grad(set_to_none=True)</source>
+        <translation>训练循环：loss = model(...).loss; loss.backward(); optimizer.step(); zero_grad(set_to_none=True)</translation>
+    </message>
+    <message>
+        <source>activations follow Megatron-LM with fused kernels (Korthikanti et al. 2022, generalised)</source>
+        <translation>激活值按使用融合内核的 Megatron-LM 计算（Korthikanti 等 2022，已推广）</translation>
+    </message>
+    <message>
+        <source>PyTorch&apos;s foreach AdamW allocates one parameter-sized temporary in the optimizer step</source>
+        <translation>PyTorch 的 foreach AdamW 在优化器步骤中分配一个与参数同样大小的临时张量</translation>
+    </message>
+    <message>
+        <source>ZeRO-1 as torch ZeroRedundancyOptimizer</source>
+        <translation>ZeRO-1 按 torch ZeroRedundancyOptimizer 计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-2 as FSDP SHARD_GRAD_OP</source>
+        <translation>ZeRO-2 按 FSDP SHARD_GRAD_OP 计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 as FSDP FULL_SHARD with one layer prefetched</source>
+        <translation>ZeRO-3 按 FSDP FULL_SHARD 计算，预取一层</translation>
+    </message>
+    <message>
+        <source>selective recomputation as Megatron defines it: attention scores recomputed in backward</source>
+        <translation>选择性重计算按 Megatron 的定义：反向传播时重新计算注意力分数</translation>
+    </message>
+    <message>
+        <source>full recomputation keeps each layer&apos;s input and recomputes the layer in backward</source>
+        <translation>完全重计算保留每层的输入，反向传播时重新计算该层</translation>
+    </message>
+    <message>
+        <source>sliding window &lt;= sequence: transformers builds an explicit attention mask</source>
+        <translation>滑动窗口 &lt;= 序列长度：transformers 会构建显式注意力掩码</translation>
+    </message>
+    <message>
+        <source>KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; MLA: the compressed latent)</source>
+        <translation>KV 缓存保存每一层提示词与生成 token 的 K 和 V（分组查询注意力：仅 KV 头；MLA：压缩后的潜向量）</translation>
+    </message>
+    <message>
+        <source>prefill peak as Hugging Face generate: logits for every prompt token in 16 bits</source>
+        <translation>预填充峰值按 Hugging Face generate 计算：每个提示词 token 的 logits 为 16 位</translation>
+    </message>
+    <message>
+        <source>weights in {dtype}; embeddings, output layer and norms in 16 bits</source>
+        <translation>权重为 {dtype}；嵌入层、输出层和归一化层为 16 位</translation>
+    </message>
+    <message>
+        <source>non-transformer: activations from the preset&apos;s bytes per sample</source>
+        <translation>非 Transformer 模型：激活值取自预设的每样本字节数</translation>
+    </message>
+    <message>
+        <source>step time from --mfu {mfu:g} (model FLOPs over peak), not the model</source>
+        <translation>单步时间由 --mfu {mfu:g}（模型 FLOPs 占峰值之比）得出，而非性能模型</translation>
+    </message>
+    <message>
+        <source>step time from --achieved-tflops {tflops:g} per GPU, counting hardware FLOPs (recomputation included) as Narayanan et al. 2021 do</source>
+        <translation>单步时间由每 GPU --achieved-tflops {tflops:g} 得出，按 Narayanan 等 2021 的做法计入硬件 FLOPs（含重计算）</translation>
+    </message>
+    <message>
+        <source>no --tokens: time to train and cost need a token budget</source>
+        <translation>未指定 --tokens：训练时间和成本需要 token 预算</translation>
+    </message>
+    <message>
+        <source>inference speed for a serving engine with fused kernels and CUDA graphs (decode reads all weights and the KV cache per step); Hugging Face eager generate is CPU-bound and far slower (docs/validation.md)</source>
+        <translation>推理速度按使用融合内核和 CUDA Graphs 的推理服务引擎计算（解码每步读取全部权重和 KV 缓存）；Hugging Face eager 模式的 generate 受 CPU 限制，慢得多（docs/validation.md）</translation>
+    </message>
+    <message>
+        <source>GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM</source>
+        <translation>GEMM 达峰值的 {gemm:.0%}，每次 GEMM 另加 {us:.0f} 微秒</translation>
+    </message>
+    <message>
+        <source>memory-bound kernels {bw:.0%} of HBM bandwidth</source>
+        <translation>访存受限内核达 HBM 带宽的 {bw:.0%}</translation>
+    </message>
+    <message>
+        <source>intra-node bus bandwidth {gb_s:.0f} GB/s</source>
+        <translation>节点内总线带宽 {gb_s:.0f} GB/s</translation>
+    </message>
+    <message>
+        <source>measured on {device} {date}: {parts}</source>
+        <translation>测量于 {device}（{date}）：{parts}</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>{instance}: the network is not in the spec data; {fabric} assumed</source>
+        <translation>{instance}：规格数据中没有其网络信息；假定为 {fabric}</translation>
+    </message>
+    <message>
+        <source>inter-node network {fabric} with {nics} NICs per node (default; --fabric, --nics-per-node)</source>
+        <translation>节点间网络 {fabric}，每节点 {nics} 块网卡（默认值；可用 --fabric、--nics-per-node 指定）</translation>
+    </message>
+    <message>
+        <source>intra-node link: {link}</source>
+        <translation>节点内互连：{link}</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+</context>
+<context>
     <name>Fields</name>
     <message>
         <source>whole number from {lo} to {hi}</source>
