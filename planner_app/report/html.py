@@ -200,7 +200,7 @@ class _Doc:
         self.h2("Inputs")
         chosen = r.chosen_plan
         if chosen.ok:
-            self.p(self.e(chosen.estimate["model"]["summary"]), "small")
+            self.p(self.e(s.engine(chosen.estimate["model"]["summary"])), "small")
         items = [(s(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
                  if r.workload.get(k) not in (None, "")]
         rows = []

@@ -304,11 +304,11 @@
     </message>
     <message>
         <source>micro-batch {b} (more accumulation)</source>
-        <translation>微批大小 {b}（更多梯度累积）</translation>
+        <translation>微批大小减为 {b}，梯度累积步数增加</translation>
     </message>
     <message>
         <source>{n}x tensor parallel (2x the GPUs)</source>
-        <translation>{n} 路张量并行（GPU 数翻倍）</translation>
+        <translation>{n} 路张量并行，GPU 数翻倍</translation>
     </message>
     <message>
         <source>sequence parallelism</source>
@@ -316,11 +316,11 @@
     </message>
     <message>
         <source>{n}x pipeline parallel (2x the GPUs)</source>
-        <translation>{n} 路流水线并行（GPU 数翻倍）</translation>
+        <translation>{n} 路流水线并行，GPU 数翻倍</translation>
     </message>
     <message>
         <source>{n}x data parallel (2x the GPUs)</source>
-        <translation>{n} 路数据并行（GPU 数翻倍）</translation>
+        <translation>{n} 路数据并行，GPU 数翻倍</translation>
     </message>
     <message>
         <source>offload optimizer states to the CPU</source>
@@ -473,6 +473,34 @@
     <message>
         <source>measured on {device} {date}: {parts}</source>
         <translation>测量于 {device}（{date}）：{parts}</translation>
+    </message>
+    <message>
+        <source>{name}: {m:.1f}M parameters (non-transformer)</source>
+        <translation>{name}：{m:.1f}M 参数（非 Transformer）</translation>
+    </message>
+    <message>
+        <source>{n} layers</source>
+        <translation>{n} 层</translation>
+    </message>
+    <message>
+        <source>hidden {n}</source>
+        <translation>隐藏维度 {n}</translation>
+    </message>
+    <message>
+        <source>{n} heads</source>
+        <translation>{n} 个注意力头</translation>
+    </message>
+    <message>
+        <source>{n} KV heads</source>
+        <translation>{n} 个 KV 头</translation>
+    </message>
+    <message>
+        <source>{n} experts top-{k}</source>
+        <translation>{n} 个专家（top-{k}）</translation>
+    </message>
+    <message>
+        <source>{name}: {b:.2f}B parameters ({parts})</source>
+        <translation>{name}：{b:.2f}B 参数（{parts}）</translation>
     </message>
     <message>
         <source>, </source>
@@ -1273,6 +1301,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>跟随系统</translation>
     </message>
     <message>
+        <source>same as the interface</source>
+        <translation>与界面相同</translation>
+    </message>
+    <message>
         <source>light</source>
         <translation>浅色</translation>
     </message>
@@ -1295,6 +1327,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Language</source>
         <translation>语言</translation>
+    </message>
+    <message>
+        <source>Report language</source>
+        <translation>报告语言</translation>
     </message>
     <message>
         <source>Theme</source>

@@ -60,7 +60,7 @@ def estimates(db, tmp_path_factory):
 
 
 def _sentences(est) -> list:
-    out = list(est["assumptions"])
+    out = [est["model"]["summary"]] + list(est["assumptions"])
     if est.get("advice"):
         out.append(est["advice"]["text"])
         out += [c["change"] for c in est["advice"]["changes"]]
