@@ -197,6 +197,14 @@
         <translation>可容纳</translation>
     </message>
     <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>NO</source>
+        <translation>否</translation>
+    </message>
+    <message>
         <source>Step time</source>
         <translation>单步耗时</translation>
     </message>
@@ -521,6 +529,34 @@
     <message>
         <source>none</source>
         <translation>无</translation>
+    </message>
+    <message>
+        <source>no NVIDIA driver found (libnvidia-ml is not installed): NVIDIA GPU telemetry is unavailable</source>
+        <translation>未找到 NVIDIA 驱动（未安装 libnvidia-ml）：无法获取 NVIDIA GPU 遥测数据</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver is installed but not loaded (no GPU, or the kernel module is missing)</source>
+        <translation>NVIDIA 驱动已安装但未加载（没有 GPU，或缺少内核模块）</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver and its kernel module have different versions: reboot or reinstall the driver</source>
+        <translation>NVIDIA 驱动与其内核模块版本不一致：请重启或重新安装驱动</translation>
+    </message>
+    <message>
+        <source>no permission to query the NVIDIA driver (check /dev/nvidia* access)</source>
+        <translation>无权限查询 NVIDIA 驱动（请检查 /dev/nvidia* 的访问权限）</translation>
+    </message>
+    <message>
+        <source>NVML is unavailable: {error}</source>
+        <translation>NVML 不可用：{error}</translation>
+    </message>
+    <message>
+        <source>the nvidia-ml-py package is not installed: NVIDIA telemetry is unavailable</source>
+        <translation>未安装 nvidia-ml-py 包：无法获取 NVIDIA 遥测数据</translation>
+    </message>
+    <message>
+        <source>NVML ready</source>
+        <translation>NVML 已就绪</translation>
     </message>
 </context>
 <context>
@@ -1362,6 +1398,141 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>Specs</name>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Vendor</source>
+        <translation>厂商</translation>
+    </message>
+    <message>
+        <source>Memory (GB)</source>
+        <translation>显存 (GB)</translation>
+    </message>
+    <message>
+        <source>Memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>BF16 dense (TFLOP/s)</source>
+        <translation>BF16 稠密算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>FP8 dense (TFLOP/s)</source>
+        <translation>FP8 稠密算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>FP32 (TFLOP/s)</source>
+        <translation>FP32 算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>GPU link</source>
+        <translation>GPU 互连</translation>
+    </message>
+    <message>
+        <source>Link bandwidth (GB/s)</source>
+        <translation>互连带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>TDP (W)</source>
+        <translation>功耗 (TDP) (W)</translation>
+    </message>
+    <message>
+        <source>Year</source>
+        <translation>年份</translation>
+    </message>
+    <message>
+        <source>Retrieved</source>
+        <translation>获取日期</translation>
+    </message>
+    <message>
+        <source>Origin</source>
+        <translation>数据归属</translation>
+    </message>
+    <message>
+        <source>Provider</source>
+        <translation>云服务商</translation>
+    </message>
+    <message>
+        <source>Region</source>
+        <translation>区域</translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>vCPUs</source>
+        <translation>vCPU 数</translation>
+    </message>
+    <message>
+        <source>RAM (GB)</source>
+        <translation>内存 (GB)</translation>
+    </message>
+    <message>
+        <source>Network (Gbit/s)</source>
+        <translation>网络 (Gbit/s)</translation>
+    </message>
+    <message>
+        <source>On-demand price / h</source>
+        <translation>按需价格 / 小时</translation>
+    </message>
+    <message>
+        <source>1-yr reserved price / h</source>
+        <translation>1 年预留价格 / 小时</translation>
+    </message>
+    <message>
+        <source>3-yr reserved price / h</source>
+        <translation>3 年预留价格 / 小时</translation>
+    </message>
+    <message>
+        <source>Spot price / h</source>
+        <translation>竞价实例价格 / 小时</translation>
+    </message>
+    <message>
+        <source>Currency</source>
+        <translation>货币</translation>
+    </message>
+    <message>
+        <source>Prices dated</source>
+        <translation>价格日期</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Scope</source>
+        <translation>范围</translation>
+    </message>
+    <message>
+        <source>Bandwidth (GB/s)</source>
+        <translation>带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Latency (µs)</source>
+        <translation>延迟 (µs)</translation>
+    </message>
+    <message>
+        <source>Efficiency</source>
+        <translation>效率</translation>
+    </message>
+    <message>
+        <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
+        <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
+    </message>
+</context>
+<context>
     <name>SpecsPage</name>
     <message>
         <source>Filter: type any part of a name, provider, GPU…</source>
@@ -1388,12 +1559,62 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>互连网络</translation>
     </message>
     <message>
+        <source>Prices are per instance-hour in each row&apos;s own currency: ¥ = CNY, $ = USD (estimates convert CNY at the rate in Settings).</source>
+        <translation>价格为每实例小时价格，按各行自身的币种计：¥ = 人民币，$ = 美元（估算时按设置中的汇率将人民币换算为美元）。</translation>
+    </message>
+    <message>
         <source>{shown} of {total} rows</source>
         <translation>显示 {shown} / {total} 行</translation>
     </message>
     <message>
         <source>&lt;p&gt;Select a row to see every value with its source.&lt;/p&gt;</source>
         <translation>&lt;p&gt;选择一行即可查看每个数值及其来源。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <source>Origin</source>
+        <translation>数据归属</translation>
+    </message>
+</context>
+<context>
+    <name>Table</name>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+</context>
+<context>
+    <name>Units</name>
+    <message>
+        <source>days</source>
+        <translation>天</translation>
+    </message>
+    <message>
+        <source>USD</source>
+        <translation>美元</translation>
+    </message>
+    <message>
+        <source>CNY</source>
+        <translation>人民币</translation>
+    </message>
+    <message>
+        <source>hours</source>
+        <translation>小时</translation>
+    </message>
+    <message>
+        <source>per user</source>
+        <translation>每用户</translation>
     </message>
 </context>
 <context>

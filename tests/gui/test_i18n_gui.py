@@ -83,3 +83,58 @@ def test_settings_choose_another_report_language(zh_window, qtbot, monkeypatch, 
     _export_through_the_menu(zh_window, qtbot, monkeypatch, out)
     text = pdf_text(str(out))
     assert "Recommendation" in text and "Assumptions" in text and "推荐方案" not in text
+
+
+def test_specs_headers_are_human_and_every_price_shows_its_currency(zh_window):
+    from PySide6.QtCore import Qt
+
+    page = zh_window.specs_page
+    gpus = page.models["gpus"]
+    headers = [gpus.headerData(i, Qt.Horizontal) for i in range(gpus.columnCount())]
+    assert "显存 (GB)" in headers and not any("_" in h for h in headers), headers
+    inst = page.models["instances"]
+    headers = [inst.headerData(i, Qt.Horizontal) for i in range(inst.columnCount())]
+    assert "按需价格 / 小时" in headers, headers
+    col = headers.index("按需价格 / 小时")
+    assert "币种" in inst.headerData(col, Qt.Horizontal, Qt.ToolTipRole)
+    marks = {}
+    for r in range(inst.rowCount()):
+        cur = inst.rows[r].get("currency")
+        if inst.rows[r].get("price_on_demand_hr") is None:
+            continue
+        text = inst.data(inst.index(r, col))
+        marks.setdefault(cur, set()).add(text[0])
+    assert marks.get("CNY") == {"¥"} and marks.get("USD") == {"$"}, marks
+    page.tabs.setCurrentIndex(1)
+    assert page.price_note.isVisibleTo(page) and "¥" in page.price_note.text()
+
+
+def test_yes_no_and_units_are_translated_in_tables(zh_window):
+    from planner_app.ui.models.table_model import Column
+    from planner_app.ui.pages.compare_page import compare_rows
+
+    assert Column("fits", "x").text(True) == "是" and Column("fits", "x").text(False) == "否"
+    est = zh_window.plan_page.last_estimate
+    rows, _ = compare_rows([{"name": "a", "options": {}, "estimate": est}])
+    labels = [r["metric"] for r in rows]
+    assert "训练时间（天）" in labels, labels
+    fits = next(r for r in rows if r["metric"] == "可容纳")
+    assert fits["p0"] in ("是", "否")
+
+
+def test_nvml_messages_are_shown_in_chinese(zh_window):
+    import re
+
+    from planner_app import i18n
+    from planner_app.probe import nvml
+
+    for name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded", "NVMLError_LibRmVersionMismatch",
+                 "NVMLError_NoPermission", "NVMLError_Unknown"):
+        msg = nvml._plain_error(type(name, (Exception,), {})("boom"))
+        zh = i18n.engine_text(msg)
+        assert re.search(r"[\u4e00-\u9fff]", zh) and zh != str(msg), (name, zh)
+    page = zh_window.probe_page
+    page.refresh_inventory()
+    st, gpus = nvml.inventory()
+    if not gpus:  # no NVIDIA GPU here: the page says why, in Chinese
+        assert page.nvml_status.text() == i18n.engine_text(st.message) != str(st.message)
