@@ -1548,7 +1548,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>GPUs</source>
-        <translation>GPU 数量</translation>
+        <translation>GPU</translation>
     </message>
     <message>
         <source>Cloud instances</source>
