@@ -9,6 +9,7 @@ from planner_app.core.cost import PriceMix
 from planner_app.core.errors import InputError
 from planner_app.core.estimate import Overrides, estimate_inference, estimate_training
 from planner_app.core.setup import InferenceSetup, TrainingSetup
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.resolve import default_recipe, default_seq_len, resolve_hardware, resolve_model, resolve_plan
 
 
@@ -31,7 +32,8 @@ def build_request(args, db):
     overrides.price_mix = PriceMix.parse(args.price_mix) if args.price_mix else None
     overrides.price_basis = getattr(args, "price", None)
     if hw.calibration is not None:
-        notes.append(f"calibration profile {hw.calibration.name!r} ({hw.calibration.summary()})")
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "calibration profile {name!r} ({summary})"),
+                          name=hw.calibration.name, summary=hw.calibration.summary()))
     return model, hw, per_node, overrides, notes
 
 
@@ -75,7 +77,8 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     the preset), shared by estimate, scaling (``dp=1``: the curve grows it) and the GUI."""
     recipe = args.recipe or default_recipe(hw.gpu, args.framework)
     if not args.recipe and notes is not None:
-        notes.append(f"recipe {recipe} (default for {hw.gpu.name} with {args.framework}; --recipe)")
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
+                          recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
     attention = args.attention or ("flash" if args.framework == "megatron" else "sdpa")
     seq = args.seq_len or default_seq_len(model, db)
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,

@@ -34,6 +34,7 @@ import os
 
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 _installed: dict = {}
+_loaded: dict = {}  # lang -> QTranslator not installed (translator())
 
 
 def qm_path(lang: str) -> str:
@@ -41,15 +42,26 @@ def qm_path(lang: str) -> str:
     return os.path.join(resources_dir(), "i18n", f"planner_{lang}.qm")
 
 
+def qt_catalogue_dir() -> str:
+    """Where Qt's own catalogues (``qtbase_<lang>.qm``: standard buttons and dialogs) are:
+    PySide6's ``Qt/translations`` (kept by packaging/gpu_planner.spec in the bundle)."""
+    from PySide6.QtCore import QLibraryInfo
+
+    return QLibraryInfo.path(QLibraryInfo.TranslationsPath)
+
+
 def install(lang: str | None) -> bool:
     """Load ``lang``'s catalogue into the running Qt application (creating a
-    QCoreApplication when none exists, for headless reports). English needs none."""
+    QCoreApplication when none exists, for headless reports), with Qt's own catalogue for
+    the standard dialogs and buttons. English needs none."""
     from PySide6.QtCore import QCoreApplication, QTranslator
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    old = _installed.pop("translator", None)
-    if old is not None:
-        app.removeTranslator(old)
+    for key in ("translator", "qt_translator"):
+        old = _installed.pop(key, None)
+        if old is not None:
+            app.removeTranslator(old)
+    _installed.pop("lang", None)
     if not lang or lang == "en":
         return True
     if lang not in LANGUAGES:
@@ -57,10 +69,46 @@ def install(lang: str | None) -> bool:
     t = QTranslator(app)
     if not t.load(qm_path(lang)):
         return False
+    qt = QTranslator(app)
+    if qt.load(f"qtbase_{lang}", qt_catalogue_dir()):  # missing: Qt's dialogs stay English
+        app.installTranslator(qt)
+        _installed["qt_translator"] = qt
     app.installTranslator(t)
     _installed["translator"] = t
     _installed["lang"] = lang
     return True
+
+
+def translator(lang: str):
+    """The app's catalogue for ``lang`` as a QTranslator that is *not* installed (a report
+    in a language other than the UI's); None for English or when it cannot be loaded."""
+    from PySide6.QtCore import QTranslator
+
+    if not lang or lang == "en":
+        return None
+    if lang not in _loaded:
+        t = QTranslator()
+        _loaded[lang] = t if t.load(qm_path(lang)) else None
+    return _loaded[lang]
+
+
+def tr_in(lang: str | None, context: str, text: str) -> str:
+    """``text`` of ``context`` in ``lang`` (None: the UI's installed language), whatever the
+    UI's language is."""
+    if lang is None:
+        return tr(context, text)
+    t = translator(lang)
+    return (t.translate(context, text) or text) if t is not None else text
+
+
+def engine_text(value, lang: str | None = None) -> str:
+    """An engine or probe sentence (``planner_app.core.text.Text``: advice, assumptions,
+    NVML messages) in ``lang`` (None: the UI's language); a plain string is returned as it is."""
+    from planner_app.core.text import render
+
+    if lang == "en":
+        return str(value)
+    return render(value, lambda context, text: tr_in(lang, context, text))
 
 
 def current() -> str:

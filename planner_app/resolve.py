@@ -9,6 +9,7 @@ from planner_app.core.errors import InputError
 from planner_app.core.estimate import Hardware, Overrides
 from planner_app.core.hf_config import load_hf_config
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
 DEFAULT_FABRIC = "ib-ndr"
 
@@ -72,7 +73,9 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
         fab_id = fabric or inst.fabric_id
         if not fab_id:
             fab_id = DEFAULT_FABRIC
-            notes.append(f"{inst.instance_id}: the network is not in the spec data; {DEFAULT_FABRIC} assumed")
+            notes.append(Text(QT_TRANSLATE_NOOP("Engine", "{instance}: the network is not in the spec data; "
+                                                          "{fabric} assumed"),
+                              instance=inst.instance_id, fabric=DEFAULT_FABRIC))
         inter = db.fabric(fab_id)
         nics = nics_per_node or inst.nics or 1
     elif gpu:
@@ -82,11 +85,13 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
         inter = db.fabric(fabric or DEFAULT_FABRIC)
         nics = nics_per_node or per_node
         if not fabric:
-            notes.append(f"inter-node network {inter.name} with {nics} NICs per node (default; --fabric, "
-                         "--nics-per-node)")
+            notes.append(Text(QT_TRANSLATE_NOOP("Engine", "inter-node network {fabric} with {nics} NICs per node "
+                                                          "(default; --fabric, --nics-per-node)"),
+                              fabric=inter.name, nics=nics))
     else:
         raise InputError("gpu", "give --gpu NAME or --instance ID")
-    notes.append(f"intra-node link: {intra.name if intra else 'none'}")
+    notes.append(Text(QT_TRANSLATE_NOOP("Engine", "intra-node link: {link}"),
+                      link=intra.name if intra else Text(QT_TRANSLATE_NOOP("Engine", "none"))))
     return Hardware(gpu=g, intra=intra, inter=inter, nics_per_node=nics, instance=inst,
                     calibration=calibration), per_node, notes
 

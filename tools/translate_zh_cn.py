@@ -64,10 +64,10 @@ class Glossary:
         return self.terms.get(text)
 
     def _lookup(self, text, context, depth):
-        if depth > 4 or not text.strip():
+        if depth > 4 or not text:
             return None
-        hit = self._exact(text, context)
-        if hit is not None:
+        hit = self._exact(text, context)  # exact first: a separator such as "; " is a string too
+        if hit is not None or not text.strip():
             return hit
         m = _MNEMONIC.search(text)
         if m:

@@ -7,12 +7,13 @@ from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
 from planner_app.core.memory import training_memory
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 from planner_app.core.timing import step_time
 
 
 @dataclass
 class Change:
-    label: str
+    label: Text
     fits: bool
     saves_bytes: float  # device memory saved (negative: uses more)
     time_change: float  # relative step-time change (+0.31 = 31% slower)
@@ -21,27 +22,28 @@ class Change:
 
 def _variants(model, setup, plan):
     s, p = setup, plan
-    yield "full recomputation", replace(s, recompute="full"), p
-    yield "selective recomputation", replace(s, recompute="selective"), p
+    yield Text(QT_TRANSLATE_NOOP("Engine", "full recomputation")), replace(s, recompute="full"), p
+    yield Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation")), replace(s, recompute="selective"), p
     for z in range(p.zero + 1, 4):
-        yield f"ZeRO-{z}", s, replace(p, zero=z)
+        yield Text(QT_TRANSLATE_NOOP("Engine", "ZeRO-{z}"), z=z), s, replace(p, zero=z)
     if s.micro_batch > 1:
-        yield f"micro-batch {s.micro_batch // 2} (more accumulation)", replace(
+        yield Text(QT_TRANSLATE_NOOP("Engine", "micro-batch {b} (more accumulation)"), b=s.micro_batch // 2), replace(
             s, micro_batch=s.micro_batch // 2, global_batch=s.global_batch or s.micro_batch * p.dp * p.ep), p
     if p.tp * 2 <= p.gpus_per_node:
-        yield f"{p.tp * 2}x tensor parallel (2x the GPUs)", s, replace(p, tp=p.tp * 2, sequence_parallel=True)
+        yield (Text(QT_TRANSLATE_NOOP("Engine", "{n}x tensor parallel (2x the GPUs)"), n=p.tp * 2), s,
+               replace(p, tp=p.tp * 2, sequence_parallel=True))
     if p.tp > 1 and not p.sequence_parallel:
-        yield "sequence parallelism", s, replace(p, sequence_parallel=True)
-    yield f"{p.pp * 2}x pipeline parallel (2x the GPUs)", s, replace(p, pp=p.pp * 2)
-    yield f"{p.dp * 2}x data parallel (2x the GPUs)", s, replace(p, dp=p.dp * 2)
+        yield Text(QT_TRANSLATE_NOOP("Engine", "sequence parallelism")), s, replace(p, sequence_parallel=True)
+    yield Text(QT_TRANSLATE_NOOP("Engine", "{n}x pipeline parallel (2x the GPUs)"), n=p.pp * 2), s, replace(p, pp=p.pp * 2)
+    yield Text(QT_TRANSLATE_NOOP("Engine", "{n}x data parallel (2x the GPUs)"), n=p.dp * 2), s, replace(p, dp=p.dp * 2)
     if s.offload == "none":
-        yield "offload optimizer states to the CPU", replace(s, offload="optimizer"), p
+        yield Text(QT_TRANSLATE_NOOP("Engine", "offload optimizer states to the CPU")), replace(s, offload="optimizer"), p
     if s.recipe in ("fp32", "amp-bf16", "amp-fp16") and s.framework != "megatron":
-        yield "bf16 weights and optimizer states", replace(s, recipe="bf16"), p
+        yield Text(QT_TRANSLATE_NOOP("Engine", "bf16 weights and optimizer states")), replace(s, recipe="bf16"), p
     if s.attention == "eager":
-        yield "SDPA / flash attention", replace(s, attention="sdpa"), p
+        yield Text(QT_TRANSLATE_NOOP("Engine", "SDPA / flash attention")), replace(s, attention="sdpa"), p
     if s.optimizer in ("adam", "adamw"):
-        yield "8-bit AdamW", replace(s, optimizer="adamw-8bit"), p
+        yield Text(QT_TRANSLATE_NOOP("Engine", "8-bit AdamW")), replace(s, optimizer="adamw-8bit"), p
 
 
 def advise(model, hw, setup, plan, limit: int = 8) -> tuple[dict, list[Change]]:
@@ -68,20 +70,29 @@ def advise(model, hw, setup, plan, limit: int = 8) -> tuple[dict, list[Change]]:
     return summary, changes[:limit]
 
 
-def advice_text(summary: dict, changes: list[Change]) -> str:
+def advice_text(summary: dict, changes: list[Change]) -> Text:
+    """One sentence: the verdict, then each change with its effect on memory and time."""
     gb = 1e9
-    if summary["fits"]:
-        if not changes:
-            return "fits; no single change makes it faster"
-        head = "fits; faster with: "
-    else:
-        head = f"does not fit by {summary['over_bytes'] / gb:.1f} GB: "
+    if summary["fits"] and not changes:
+        return Text(QT_TRANSLATE_NOOP("Engine", "fits; no single change makes it faster"))
     parts = []
     for c in changes:
-        mem = f"saves {c.saves_bytes / gb:.1f} GB" if c.saves_bytes >= 0 else f"uses {-c.saves_bytes / gb:.1f} GB more"
-        if c.time_change >= 0:
-            tim = f"costs {c.time_change * 100:.0f}% more time"
+        if c.saves_bytes >= 0:
+            mem = Text(QT_TRANSLATE_NOOP("Engine", "saves {gb:.1f} GB"), gb=c.saves_bytes / gb)
         else:
-            tim = f"is {-c.time_change * 100:.0f}% faster"
-        parts.append(f"{c.label} {mem} and {tim}" + ("" if c.fits else " (still does not fit)"))
-    return head + "; ".join(parts)
+            mem = Text(QT_TRANSLATE_NOOP("Engine", "uses {gb:.1f} GB more"), gb=-c.saves_bytes / gb)
+        if c.time_change >= 0:
+            tim = Text(QT_TRANSLATE_NOOP("Engine", "costs {pct:.0f}% more time"), pct=c.time_change * 100)
+        else:
+            tim = Text(QT_TRANSLATE_NOOP("Engine", "is {pct:.0f}% faster"), pct=-c.time_change * 100)
+        if c.fits:
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "{change} {memory} and {time}"),
+                              change=c.label, memory=mem, time=tim))
+        else:
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "{change} {memory} and {time} (still does not fit)"),
+                              change=c.label, memory=mem, time=tim))
+    joined = TextList(QT_TRANSLATE_NOOP("Engine", "; "), parts)
+    if summary["fits"]:
+        return Text(QT_TRANSLATE_NOOP("Engine", "fits; faster with: {changes}"), changes=joined)
+    return Text(QT_TRANSLATE_NOOP("Engine", "does not fit by {gb:.1f} GB: {changes}"),
+                gb=summary["over_bytes"] / gb, changes=joined)

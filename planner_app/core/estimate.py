@@ -11,6 +11,7 @@ from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
 
 @dataclass(frozen=True)
@@ -134,31 +135,39 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     return out
 
 
-def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: ParallelPlan) -> list[str]:
+def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: ParallelPlan) -> list[Text]:
     a = [
-        f"memory.peak_bytes is what torch.cuda.max_memory_allocated would report on the most loaded GPU "
-        f"({'framework ' + setup.framework})",
-        "device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% caching-allocator reserve; "
-        f"fits compares that with {hw.gpu.memory_gb:g} GB x 2^30 x 0.9958 (what NVML reports)",
+        Text(QT_TRANSLATE_NOOP("Engine", "memory.peak_bytes is what torch.cuda.max_memory_allocated would report on "
+                                         "the most loaded GPU (framework {framework})"), framework=setup.framework),
+        Text(QT_TRANSLATE_NOOP("Engine", "device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% "
+                                         "caching-allocator reserve; fits compares that with {gb:g} GB x 2^30 x "
+                                         "0.9958 (what NVML reports)"), gb=hw.gpu.memory_gb),
     ]
     if setup.framework in ("pytorch", "deepspeed"):
-        a.append("activations follow the Hugging Face transformers 5.x implementation (eager PyTorch ops, "
-                 "autograd saving rules); loss via logits.float() and cross_entropy")
-        a.append("training loop: loss = model(...).loss; loss.backward(); optimizer.step(); "
-                 "zero_grad(set_to_none=True)")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow the Hugging Face transformers 5.x implementation "
+                                                  "(eager PyTorch ops, autograd saving rules); loss via logits.float() "
+                                                  "and cross_entropy")))
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "training loop: loss = model(...).loss; loss.backward(); "
+                                                  "optimizer.step(); zero_grad(set_to_none=True)")))
     else:
-        a.append("activations follow Megatron-LM with fused kernels (Korthikanti et al. 2022, generalised)")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow Megatron-LM with fused kernels (Korthikanti et al. "
+                                                  "2022, generalised)")))
     if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
-        a.append("PyTorch's foreach AdamW allocates one parameter-sized temporary in the optimizer step")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized temporary in "
+                                                  "the optimizer step")))
     if plan.zero and setup.framework == "pytorch":
-        a.append({1: "ZeRO-1 as torch ZeroRedundancyOptimizer", 2: "ZeRO-2 as FSDP SHARD_GRAD_OP",
-                  3: "ZeRO-3 as FSDP FULL_SHARD with one layer prefetched"}[plan.zero])
+        a.append(Text({1: QT_TRANSLATE_NOOP("Engine", "ZeRO-1 as torch ZeroRedundancyOptimizer"),
+                       2: QT_TRANSLATE_NOOP("Engine", "ZeRO-2 as FSDP SHARD_GRAD_OP"),
+                       3: QT_TRANSLATE_NOOP("Engine", "ZeRO-3 as FSDP FULL_SHARD with one layer prefetched")}[plan.zero]))
     if setup.recompute == "selective" and setup.framework != "megatron":
-        a.append("selective recomputation as Megatron defines it: attention scores recomputed in backward")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation as Megatron defines it: attention scores "
+                                                  "recomputed in backward")))
     if setup.recompute == "full":
-        a.append("full recomputation keeps each layer's input and recomputes the layer in backward")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "full recomputation keeps each layer's input and recomputes the layer "
+                                                  "in backward")))
     if model.sliding_window and setup.seq_len >= model.sliding_window:
-        a.append("sliding window <= sequence: transformers builds an explicit attention mask")
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "sliding window <= sequence: transformers builds an explicit "
+                                                  "attention mask")))
     return a
 
 
@@ -181,10 +190,12 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                    "largest_batch": largest_batch(model, setup, tp, cap),
                    "longest_context": longest_context(model, setup, tp, cap)},
         "assumptions": [
-            "KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; "
-            "MLA: the compressed latent)",
-            "prefill peak as Hugging Face generate: logits for every prompt token in 16 bits",
-            f"weights in {setup.weights_dtype}; embeddings, output layer and norms in 16 bits",
+            Text(QT_TRANSLATE_NOOP("Engine", "KV cache holds K and V of every layer for prompt + generated tokens "
+                                             "(grouped-query: KV heads only; MLA: the compressed latent)")),
+            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as Hugging Face generate: logits for every prompt token "
+                                             "in 16 bits")),
+            Text(QT_TRANSLATE_NOOP("Engine", "weights in {dtype}; embeddings, output layer and norms in 16 bits"),
+                 dtype=setup.weights_dtype),
         ],
     }
     _add_margin(out["memory"])

@@ -21,6 +21,7 @@ from planner_app.core.activations import model_profiles
 from planner_app.core.errors import InputError
 from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.trace import SLOTS, W, factors
 
 # Components of the breakdown, in display order. "other" holds workspaces and buffers.
@@ -465,7 +466,8 @@ def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
     return MemoryResult(peak_bytes=peak, breakdown=br, peak_phase="backward", peak_stage="single stage",
                         phase_peaks={"backward": peak}, activations_per_layer_bytes=0.0, overhead=overhead,
                         device_bytes=device_bytes(peak, overhead), host_bytes=0.0, capacity_bytes=capacity_bytes,
-                        assumptions=["non-transformer: activations from the preset's bytes per sample"])
+                        assumptions=[Text(QT_TRANSLATE_NOOP("Engine", "non-transformer: activations from the preset's "
+                                                                       "bytes per sample"))])
 
 
 __all__ = ["training_memory", "MemoryResult", "COMPONENTS", "SLOTS"]

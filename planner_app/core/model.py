@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
 ARCHS = ("gpt2", "llama", "bert", "moe", "deepseek", "cnn")
 POSITIONS = ("learned", "rope", "none")
@@ -262,12 +263,16 @@ class ModelSpec:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
-    def summary(self) -> str:
+    def summary(self) -> Text:
         if not self.is_transformer:
-            return f"{self.name}: {self.params_total / 1e6:.1f}M parameters (non-transformer)"
-        parts = [f"{self.layers} layers", f"hidden {self.hidden}", f"{self.heads} heads"]
+            return Text(QT_TRANSLATE_NOOP("Engine", "{name}: {m:.1f}M parameters (non-transformer)"),
+                        name=self.name, m=self.params_total / 1e6)
+        parts = [Text(QT_TRANSLATE_NOOP("Engine", "{n} layers"), n=self.layers),
+                 Text(QT_TRANSLATE_NOOP("Engine", "hidden {n}"), n=self.hidden),
+                 Text(QT_TRANSLATE_NOOP("Engine", "{n} heads"), n=self.heads)]
         if self.kv_heads != self.heads:
-            parts.append(f"{self.kv_heads} KV heads")
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "{n} KV heads"), n=self.kv_heads))
         if self.is_moe:
-            parts.append(f"{self.experts} experts top-{self.top_k}")
-        return f"{self.name}: {self.params_total / 1e9:.2f}B parameters ({', '.join(parts)})"
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "{n} experts top-{k}"), n=self.experts, k=self.top_k))
+        return Text(QT_TRANSLATE_NOOP("Engine", "{name}: {b:.2f}B parameters ({parts})"), name=self.name,
+                    b=self.params_total / 1e9, parts=TextList(QT_TRANSLATE_NOOP("Engine", ", "), parts))

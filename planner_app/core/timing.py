@@ -31,6 +31,7 @@ from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, 
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
 from planner_app.core.memory import _stage_layers, _stage_params
 from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.trace import factors
 
 
@@ -269,11 +270,14 @@ def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
     assumptions = out["assumptions"]
     if overrides.mfu:
         step_s = st.model_flops_per_step / (overrides.mfu * st.gpus * st.peak_tflops * 1e12)
-        assumptions.append(f"step time from --mfu {overrides.mfu:g} (model FLOPs over peak), not the model")
+        assumptions.append(Text(QT_TRANSLATE_NOOP("Engine", "step time from --mfu {mfu:g} (model FLOPs over peak), "
+                                                            "not the model"), mfu=overrides.mfu))
     elif overrides.achieved_tflops:
         step_s = st.hw_flops_per_step / (overrides.achieved_tflops * 1e12 * st.gpus)
-        assumptions.append(f"step time from --achieved-tflops {overrides.achieved_tflops:g} per GPU, counting "
-                           "hardware FLOPs (recomputation included) as Narayanan et al. 2021 do")
+        assumptions.append(Text(QT_TRANSLATE_NOOP("Engine", "step time from --achieved-tflops {tflops:g} per GPU, "
+                                                            "counting hardware FLOPs (recomputation included) as "
+                                                            "Narayanan et al. 2021 do"),
+                                tflops=overrides.achieved_tflops))
     scale = step_s / st.step_s
     fwd_tok = forward_flops_per_token(model, setup.seq_len) if model.is_transformer else model.fwd_flops_per_sample
     out["flops"] = {"per_step": st.model_flops_per_step, "hardware_per_step": st.hw_flops_per_step,
@@ -325,7 +329,8 @@ def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
             cost["usd"] = overrides.usd_per_gpu_hour * cost["gpu_hours"]
     out["cost"] = cost
     if "gpu_hours" not in cost and setup.tokens == 0:
-        out["assumptions"].append("no --tokens: time to train and cost need a token budget")
+        out["assumptions"].append(Text(QT_TRANSLATE_NOOP("Engine", "no --tokens: time to train and cost need a token "
+                                                                   "budget")))
 
 
 def inference_time(model, hw, setup, tp: int = 1) -> dict:
@@ -369,9 +374,10 @@ def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
     t = inference_time(model, hw, setup, tp)
     t["tokens_per_s_per_gpu"] = t["decode_tokens_per_s"] / tp
     out["time"] = t
-    out["assumptions"].append("inference speed for a serving engine with fused kernels and CUDA graphs "
-                              "(decode reads all weights and the KV cache per step); Hugging Face eager "
-                              "generate is CPU-bound and far slower (docs/validation.md)")
+    out["assumptions"].append(Text(QT_TRANSLATE_NOOP("Engine", "inference speed for a serving engine with fused kernels "
+                                                               "and CUDA graphs (decode reads all weights and the KV "
+                                                               "cache per step); Hugging Face eager generate is "
+                                                               "CPU-bound and far slower (docs/validation.md)")))
     cost = {}
     if hw.instance is not None:
         per_hour = hourly_prices_usd(hw.instance.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from planner_app.core.compute import Efficiency, default_efficiency
 from planner_app.core.errors import InputError
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
 
 @dataclass
@@ -20,13 +21,17 @@ class CalibrationProfile:
     inter_busbw_gb_s: float | None = None
     created: str = ""
 
-    def summary(self) -> str:
+    def summary(self) -> Text:
         e = self.efficiency
-        parts = [f"GEMM {e.gemm_max:.0%} of peak, +{e.gemm_overhead_s * 1e6:.0f} us per GEMM",
-                 f"memory-bound kernels {e.bw_elementwise:.0%} of HBM bandwidth"]
+        parts = [Text(QT_TRANSLATE_NOOP("Engine", "GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM"),
+                      gemm=e.gemm_max, us=e.gemm_overhead_s * 1e6),
+                 Text(QT_TRANSLATE_NOOP("Engine", "memory-bound kernels {bw:.0%} of HBM bandwidth"),
+                      bw=e.bw_elementwise)]
         if self.intra_busbw_gb_s:
-            parts.append(f"intra-node bus bandwidth {self.intra_busbw_gb_s:.0f} GB/s")
-        return f"measured on {self.device} {self.created}: " + ", ".join(parts)
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "intra-node bus bandwidth {gb_s:.0f} GB/s"),
+                              gb_s=self.intra_busbw_gb_s))
+        return Text(QT_TRANSLATE_NOOP("Engine", "measured on {device} {date}: {parts}"), device=self.device,
+                    date=self.created, parts=TextList(QT_TRANSLATE_NOOP("Engine", ", "), parts))
 
 
 def fit_gemm_curve(rows: list[dict], peak_tflops: float) -> tuple[float, float]:

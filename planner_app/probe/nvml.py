@@ -10,6 +10,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+
 _LOCK = threading.RLock()
 _STATE = None  # NvmlState once initialised
 
@@ -17,7 +19,7 @@ _STATE = None  # NvmlState once initialised
 @dataclass
 class NvmlState:
     available: bool
-    message: str  # plain words for the user
+    message: str  # plain words for the user (a core.text.Text: the Probe page shows it translated)
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     nvml_version: str | None = None
@@ -27,14 +29,17 @@ def _plain_error(e) -> str:
     """Map NVML's errors to what a user can act on (ECOSYSTEM.md)."""
     name = type(e).__name__
     if "LibraryNotFound" in name:
-        return "no NVIDIA driver found (libnvidia-ml is not installed): NVIDIA GPU telemetry is unavailable"
+        return Text(QT_TRANSLATE_NOOP("Engine", "no NVIDIA driver found (libnvidia-ml is not installed): NVIDIA GPU "
+                                                "telemetry is unavailable"))
     if "DriverNotLoaded" in name:
-        return "the NVIDIA driver is installed but not loaded (no GPU, or the kernel module is missing)"
+        return Text(QT_TRANSLATE_NOOP("Engine", "the NVIDIA driver is installed but not loaded (no GPU, or the kernel "
+                                                "module is missing)"))
     if "LibRmVersionMismatch" in name:
-        return "the NVIDIA driver and its kernel module have different versions: reboot or reinstall the driver"
+        return Text(QT_TRANSLATE_NOOP("Engine", "the NVIDIA driver and its kernel module have different versions: "
+                                                "reboot or reinstall the driver"))
     if "NoPermission" in name:
-        return "no permission to query the NVIDIA driver (check /dev/nvidia* access)"
-    return f"NVML is unavailable: {e}"
+        return Text(QT_TRANSLATE_NOOP("Engine", "no permission to query the NVIDIA driver (check /dev/nvidia* access)"))
+    return Text(QT_TRANSLATE_NOOP("Engine", "NVML is unavailable: {error}"), error=str(e))
 
 
 def _nvml():
@@ -52,7 +57,8 @@ def init() -> NvmlState:
         try:
             nv = _nvml()
         except ImportError:
-            _STATE = NvmlState(False, "the nvidia-ml-py package is not installed: NVIDIA telemetry is unavailable")
+            _STATE = NvmlState(False, Text(QT_TRANSLATE_NOOP("Engine", "the nvidia-ml-py package is not installed: "
+                                                                       "NVIDIA telemetry is unavailable")))
             return _STATE
         try:
             nv.nvmlInit()
@@ -60,7 +66,7 @@ def init() -> NvmlState:
             _STATE = NvmlState(False, _plain_error(e))
             return _STATE
         atexit.register(shutdown)
-        st = NvmlState(True, "NVML ready")
+        st = NvmlState(True, Text(QT_TRANSLATE_NOOP("Engine", "NVML ready")))
         st.driver_version = _call(nv.nvmlSystemGetDriverVersion)
         cv = _call(nv.nvmlSystemGetCudaDriverVersion)
         st.cuda_driver_version = f"{cv // 1000}.{cv % 1000 // 10}" if isinstance(cv, int) else None

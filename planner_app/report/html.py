@@ -161,7 +161,7 @@ class _Doc:
         if others:
             self.p(self.e(self._comparison()))
         if est.get("advice", {}).get("text"):
-            self.p(f'<i>{self.e(s("Engine advice:"))}</i> {self.e(est["advice"]["text"])}', "small")
+            self.p(f'<i>{self.e(s("Engine advice:"))}</i> {self.e(s.engine(est["advice"]["text"]))}', "small")
 
     def _mix(self, mix) -> str:
         if not mix:
@@ -200,7 +200,7 @@ class _Doc:
         self.h2("Inputs")
         chosen = r.chosen_plan
         if chosen.ok:
-            self.p(self.e(chosen.estimate["model"]["summary"]), "small")
+            self.p(self.e(s.engine(chosen.estimate["model"]["summary"])), "small")
         items = [(s(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
                  if r.workload.get(k) not in (None, "")]
         rows = []
@@ -354,7 +354,7 @@ class _Doc:
     def assumptions(self):
         r, s = self.r, self.s
         self.h2("Assumptions")
-        items = list(r.assumptions)
+        items = [s.engine(a) for a in r.assumptions]
         if r.mode == "training":
             items.append(s("Costs: GPU-hours of the whole run at each hourly price of the instance (all GPUs of "
                            "every node billed); no storage, egress or idle time."))

@@ -34,6 +34,15 @@ class Strings:
             self._cache[text] = hit
         return hit
 
+    def engine(self, value) -> str:
+        """An engine sentence (advice, an assumption: ``core.text.Text``) in the report's
+        language, through the app's catalogue for that language (whatever the UI's is)."""
+        if self.lang == "en":
+            return str(value)
+        from planner_app.i18n import engine_text
+
+        return engine_text(value, self.lang)
+
     def f(self, text: str, **kw) -> str:
         """A translated template with ``{name}`` fields filled in."""
         return self(text).format(**kw)

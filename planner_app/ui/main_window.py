@@ -236,9 +236,21 @@ class MainWindow(QMainWindow):
         self.nav.setCurrentRow(1)
 
     # ---- exports ----------------------------------------------------------------------------
-    def export_report(self, path: str, fmt: str | None = None, lang: str = "en", paper: str = "A4"):
-        """Build and write the report on a worker thread; returns the TaskSlot to wait on."""
+    def report_language(self) -> str:
+        """The language reports are written in: the one chosen in Settings, else the UI's."""
+        from planner_app import i18n
+
+        lang = self.settings.get("report_language")
+        return lang if lang in i18n.LANGUAGES else i18n.current()
+
+    def export_report(self, path: str, fmt: str | None = None, lang: str | None = None, paper: str = "A4"):
+        """Build and write the report (in ``lang``, default ``report_language()``) on a worker
+        thread; returns the TaskSlot to wait on."""
+        from planner_app import i18n
+
         sc, db = self.doc.snapshot(), self.db
+        lang = lang or self.report_language()
+        i18n.translator(lang)  # load the catalogue here, on the GUI thread, not on the worker
 
         def task(progress, cancelled):
             from planner_app.report import build_report, write_report

@@ -9,6 +9,7 @@ from planner_app.ui.fields import ChoiceField, NumberField
 
 SETTINGS = {
     "language": (str, "system"),
+    "report_language": (str, "ui"),  # ui (the interface's) | en | zh_CN
     "theme": (str, "system"),  # system | light | dark
     "meeting_font_scale": (float, 1.35),
     "autosave_s": (int, 60),
@@ -71,6 +72,8 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         self.language = ChoiceField([("system", self.tr("follow the system"))] + list(LANGUAGES.items()),
                                     settings.get("language"))
+        self.report_language = ChoiceField([("ui", self.tr("same as the interface"))] + list(LANGUAGES.items()),
+                                           settings.get("report_language"))
         self.theme = ChoiceField([("system", self.tr("follow the system")), ("light", self.tr("light")),
                                   ("dark", self.tr("dark"))], settings.get("theme"))
         self.scale = NumberField(self.tr("Meeting-mode font scale"), minimum=1.0, maximum=3.0, optional=False)
@@ -89,6 +92,7 @@ class SettingsDialog(QDialog):
                                          "fragmentation, framework versions); below it a plan that fits is "
                                          "marked tight, and the search does not pick it"))
         form.addRow(self.tr("Language"), self.language)
+        form.addRow(self.tr("Report language"), self.report_language)
         form.addRow(self.tr("Theme"), self.theme)
         form.addRow(self.tr("Meeting-mode font scale"), self.scale)
         form.addRow(self.tr("Currency of new scenarios"), self.currency)
@@ -118,6 +122,7 @@ class SettingsDialog(QDialog):
         if self.scale.error_text or self.rate.error_text or self.headroom.error_text:
             return
         self.settings.set("language", self.language.value())
+        self.settings.set("report_language", self.report_language.value())
         self.settings.set("theme", self.theme.value())
         self.settings.set("meeting_font_scale", float(self.scale.value()))
         self.settings.set("currency", self.currency.value())

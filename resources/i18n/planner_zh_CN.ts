@@ -197,6 +197,14 @@
         <translation>可容纳</translation>
     </message>
     <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>NO</source>
+        <translation>否</translation>
+    </message>
+    <message>
         <source>Step time</source>
         <translation>单步耗时</translation>
     </message>
@@ -278,6 +286,277 @@
     <message>
         <source>USD per million tokens</source>
         <translation>每百万 token 美元</translation>
+    </message>
+</context>
+<context>
+    <name>Engine</name>
+    <message>
+        <source>calibration profile {name!r} ({summary})</source>
+        <translation>校准配置 {name!r}（{summary}）</translation>
+    </message>
+    <message>
+        <source>recipe {recipe} (default for {gpu} with {framework}; --recipe)</source>
+        <translation>精度方案 {recipe}（{gpu} 搭配 {framework} 时的默认值；可用 --recipe 指定）</translation>
+    </message>
+    <message>
+        <source>full recomputation</source>
+        <translation>完全重计算</translation>
+    </message>
+    <message>
+        <source>selective recomputation</source>
+        <translation>选择性重计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-{z}</source>
+        <translation>ZeRO-{z}</translation>
+    </message>
+    <message>
+        <source>micro-batch {b} (more accumulation)</source>
+        <translation>微批大小减为 {b}，梯度累积步数增加</translation>
+    </message>
+    <message>
+        <source>{n}x tensor parallel (2x the GPUs)</source>
+        <translation>{n} 路张量并行，GPU 数翻倍</translation>
+    </message>
+    <message>
+        <source>sequence parallelism</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>{n}x pipeline parallel (2x the GPUs)</source>
+        <translation>{n} 路流水线并行，GPU 数翻倍</translation>
+    </message>
+    <message>
+        <source>{n}x data parallel (2x the GPUs)</source>
+        <translation>{n} 路数据并行，GPU 数翻倍</translation>
+    </message>
+    <message>
+        <source>offload optimizer states to the CPU</source>
+        <translation>将优化器状态卸载到 CPU</translation>
+    </message>
+    <message>
+        <source>bf16 weights and optimizer states</source>
+        <translation>权重和优化器状态改用 bf16</translation>
+    </message>
+    <message>
+        <source>SDPA / flash attention</source>
+        <translation>改用 SDPA / Flash Attention</translation>
+    </message>
+    <message>
+        <source>8-bit AdamW</source>
+        <translation>8 位 AdamW</translation>
+    </message>
+    <message>
+        <source>fits; no single change makes it faster</source>
+        <translation>可容纳；没有哪一项单独改动能让它更快</translation>
+    </message>
+    <message>
+        <source>saves {gb:.1f} GB</source>
+        <translation>节省 {gb:.1f} GB</translation>
+    </message>
+    <message>
+        <source>uses {gb:.1f} GB more</source>
+        <translation>多用 {gb:.1f} GB</translation>
+    </message>
+    <message>
+        <source>costs {pct:.0f}% more time</source>
+        <translation>耗时增加 {pct:.0f}%</translation>
+    </message>
+    <message>
+        <source>is {pct:.0f}% faster</source>
+        <translation>提速 {pct:.0f}%</translation>
+    </message>
+    <message>
+        <source>{change} {memory} and {time}</source>
+        <translation>{change}（{memory}，{time}）</translation>
+    </message>
+    <message>
+        <source>{change} {memory} and {time} (still does not fit)</source>
+        <translation>{change}（{memory}，{time}，仍无法容纳）</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <source>fits; faster with: {changes}</source>
+        <translation>可容纳；以下改动可提速：{changes}</translation>
+    </message>
+    <message>
+        <source>does not fit by {gb:.1f} GB: {changes}</source>
+        <translation>无法容纳，超出 {gb:.1f} GB：{changes}</translation>
+    </message>
+    <message>
+        <source>memory.peak_bytes is what torch.cuda.max_memory_allocated would report on the most loaded GPU (framework {framework})</source>
+        <translation>memory.peak_bytes 即负载最重的 GPU 上 torch.cuda.max_memory_allocated 会报告的值（框架 {framework}）</translation>
+    </message>
+    <message>
+        <source>device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% caching-allocator reserve; fits compares that with {gb:g} GB x 2^30 x 0.9958 (what NVML reports)</source>
+        <translation>设备显存另加 CUDA 上下文（0.55 GB）、NCCL 缓冲区和 4% 的缓存分配器预留；是否可容纳即与 {gb:g} GB x 2^30 x 0.9958（NVML 报告的容量）比较</translation>
+    </message>
+    <message>
+        <source>activations follow the Hugging Face transformers 5.x implementation (eager PyTorch ops, autograd saving rules); loss via logits.float() and cross_entropy</source>
+        <translation>激活值按 Hugging Face transformers 5.x 的实现计算（eager 模式 PyTorch 算子、autograd 保存规则）；损失经 logits.float() 和 cross_entropy 计算</translation>
+    </message>
+    <message>
+        <source>training loop: loss = model(...).loss; loss.backward(); optimizer.step(); zero_grad(set_to_none=True)</source>
+        <translation>训练循环：loss = model(...).loss; loss.backward(); optimizer.step(); zero_grad(set_to_none=True)</translation>
+    </message>
+    <message>
+        <source>activations follow Megatron-LM with fused kernels (Korthikanti et al. 2022, generalised)</source>
+        <translation>激活值按使用融合内核的 Megatron-LM 计算（Korthikanti 等 2022，已推广）</translation>
+    </message>
+    <message>
+        <source>PyTorch&apos;s foreach AdamW allocates one parameter-sized temporary in the optimizer step</source>
+        <translation>PyTorch 的 foreach AdamW 在优化器步骤中分配一个与参数同样大小的临时张量</translation>
+    </message>
+    <message>
+        <source>ZeRO-1 as torch ZeroRedundancyOptimizer</source>
+        <translation>ZeRO-1 按 torch ZeroRedundancyOptimizer 计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-2 as FSDP SHARD_GRAD_OP</source>
+        <translation>ZeRO-2 按 FSDP SHARD_GRAD_OP 计算</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 as FSDP FULL_SHARD with one layer prefetched</source>
+        <translation>ZeRO-3 按 FSDP FULL_SHARD 计算，预取一层</translation>
+    </message>
+    <message>
+        <source>selective recomputation as Megatron defines it: attention scores recomputed in backward</source>
+        <translation>选择性重计算按 Megatron 的定义：反向传播时重新计算注意力分数</translation>
+    </message>
+    <message>
+        <source>full recomputation keeps each layer&apos;s input and recomputes the layer in backward</source>
+        <translation>完全重计算保留每层的输入，反向传播时重新计算该层</translation>
+    </message>
+    <message>
+        <source>sliding window &lt;= sequence: transformers builds an explicit attention mask</source>
+        <translation>滑动窗口 &lt;= 序列长度：transformers 会构建显式注意力掩码</translation>
+    </message>
+    <message>
+        <source>KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; MLA: the compressed latent)</source>
+        <translation>KV 缓存保存每一层提示词与生成 token 的 K 和 V（分组查询注意力：仅 KV 头；MLA：压缩后的潜向量）</translation>
+    </message>
+    <message>
+        <source>prefill peak as Hugging Face generate: logits for every prompt token in 16 bits</source>
+        <translation>预填充峰值按 Hugging Face generate 计算：每个提示词 token 的 logits 为 16 位</translation>
+    </message>
+    <message>
+        <source>weights in {dtype}; embeddings, output layer and norms in 16 bits</source>
+        <translation>权重为 {dtype}；嵌入层、输出层和归一化层为 16 位</translation>
+    </message>
+    <message>
+        <source>non-transformer: activations from the preset&apos;s bytes per sample</source>
+        <translation>非 Transformer 模型：激活值取自预设的每样本字节数</translation>
+    </message>
+    <message>
+        <source>step time from --mfu {mfu:g} (model FLOPs over peak), not the model</source>
+        <translation>单步时间由 --mfu {mfu:g}（模型 FLOPs 占峰值之比）得出，而非性能模型</translation>
+    </message>
+    <message>
+        <source>step time from --achieved-tflops {tflops:g} per GPU, counting hardware FLOPs (recomputation included) as Narayanan et al. 2021 do</source>
+        <translation>单步时间由每 GPU --achieved-tflops {tflops:g} 得出，按 Narayanan 等 2021 的做法计入硬件 FLOPs（含重计算）</translation>
+    </message>
+    <message>
+        <source>no --tokens: time to train and cost need a token budget</source>
+        <translation>未指定 --tokens：训练时间和成本需要 token 预算</translation>
+    </message>
+    <message>
+        <source>inference speed for a serving engine with fused kernels and CUDA graphs (decode reads all weights and the KV cache per step); Hugging Face eager generate is CPU-bound and far slower (docs/validation.md)</source>
+        <translation>推理速度按使用融合内核和 CUDA Graphs 的推理服务引擎计算（解码每步读取全部权重和 KV 缓存）；Hugging Face eager 模式的 generate 受 CPU 限制，慢得多（docs/validation.md）</translation>
+    </message>
+    <message>
+        <source>GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM</source>
+        <translation>GEMM 达峰值的 {gemm:.0%}，每次 GEMM 另加 {us:.0f} 微秒</translation>
+    </message>
+    <message>
+        <source>memory-bound kernels {bw:.0%} of HBM bandwidth</source>
+        <translation>访存受限内核达 HBM 带宽的 {bw:.0%}</translation>
+    </message>
+    <message>
+        <source>intra-node bus bandwidth {gb_s:.0f} GB/s</source>
+        <translation>节点内总线带宽 {gb_s:.0f} GB/s</translation>
+    </message>
+    <message>
+        <source>measured on {device} {date}: {parts}</source>
+        <translation>测量于 {device}（{date}）：{parts}</translation>
+    </message>
+    <message>
+        <source>{name}: {m:.1f}M parameters (non-transformer)</source>
+        <translation>{name}：{m:.1f}M 参数（非 Transformer）</translation>
+    </message>
+    <message>
+        <source>{n} layers</source>
+        <translation>{n} 层</translation>
+    </message>
+    <message>
+        <source>hidden {n}</source>
+        <translation>隐藏维度 {n}</translation>
+    </message>
+    <message>
+        <source>{n} heads</source>
+        <translation>{n} 个注意力头</translation>
+    </message>
+    <message>
+        <source>{n} KV heads</source>
+        <translation>{n} 个 KV 头</translation>
+    </message>
+    <message>
+        <source>{n} experts top-{k}</source>
+        <translation>{n} 个专家（top-{k}）</translation>
+    </message>
+    <message>
+        <source>{name}: {b:.2f}B parameters ({parts})</source>
+        <translation>{name}：{b:.2f}B 参数（{parts}）</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>{instance}: the network is not in the spec data; {fabric} assumed</source>
+        <translation>{instance}：规格数据中没有其网络信息；假定为 {fabric}</translation>
+    </message>
+    <message>
+        <source>inter-node network {fabric} with {nics} NICs per node (default; --fabric, --nics-per-node)</source>
+        <translation>节点间网络 {fabric}，每节点 {nics} 块网卡（默认值；可用 --fabric、--nics-per-node 指定）</translation>
+    </message>
+    <message>
+        <source>intra-node link: {link}</source>
+        <translation>节点内互连：{link}</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>no NVIDIA driver found (libnvidia-ml is not installed): NVIDIA GPU telemetry is unavailable</source>
+        <translation>未找到 NVIDIA 驱动（未安装 libnvidia-ml）：无法获取 NVIDIA GPU 遥测数据</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver is installed but not loaded (no GPU, or the kernel module is missing)</source>
+        <translation>NVIDIA 驱动已安装但未加载（没有 GPU，或缺少内核模块）</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver and its kernel module have different versions: reboot or reinstall the driver</source>
+        <translation>NVIDIA 驱动与其内核模块版本不一致：请重启或重新安装驱动</translation>
+    </message>
+    <message>
+        <source>no permission to query the NVIDIA driver (check /dev/nvidia* access)</source>
+        <translation>无权限查询 NVIDIA 驱动（请检查 /dev/nvidia* 的访问权限）</translation>
+    </message>
+    <message>
+        <source>NVML is unavailable: {error}</source>
+        <translation>NVML 不可用：{error}</translation>
+    </message>
+    <message>
+        <source>the nvidia-ml-py package is not installed: NVIDIA telemetry is unavailable</source>
+        <translation>未安装 nvidia-ml-py 包：无法获取 NVIDIA 遥测数据</translation>
+    </message>
+    <message>
+        <source>NVML ready</source>
+        <translation>NVML 已就绪</translation>
     </message>
 </context>
 <context>
@@ -1058,6 +1337,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>跟随系统</translation>
     </message>
     <message>
+        <source>same as the interface</source>
+        <translation>与界面相同</translation>
+    </message>
+    <message>
         <source>light</source>
         <translation>浅色</translation>
     </message>
@@ -1080,6 +1363,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Language</source>
         <translation>语言</translation>
+    </message>
+    <message>
+        <source>Report language</source>
+        <translation>报告语言</translation>
     </message>
     <message>
         <source>Theme</source>
@@ -1111,6 +1398,141 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>Specs</name>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Vendor</source>
+        <translation>厂商</translation>
+    </message>
+    <message>
+        <source>Memory (GB)</source>
+        <translation>显存 (GB)</translation>
+    </message>
+    <message>
+        <source>Memory bandwidth (GB/s)</source>
+        <translation>显存带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>BF16 dense (TFLOP/s)</source>
+        <translation>BF16 稠密算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>FP8 dense (TFLOP/s)</source>
+        <translation>FP8 稠密算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>FP32 (TFLOP/s)</source>
+        <translation>FP32 算力 (TFLOP/s)</translation>
+    </message>
+    <message>
+        <source>GPU link</source>
+        <translation>GPU 互连</translation>
+    </message>
+    <message>
+        <source>Link bandwidth (GB/s)</source>
+        <translation>互连带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>TDP (W)</source>
+        <translation>功耗 (TDP) (W)</translation>
+    </message>
+    <message>
+        <source>Year</source>
+        <translation>年份</translation>
+    </message>
+    <message>
+        <source>Retrieved</source>
+        <translation>获取日期</translation>
+    </message>
+    <message>
+        <source>Origin</source>
+        <translation>数据归属</translation>
+    </message>
+    <message>
+        <source>Provider</source>
+        <translation>云服务商</translation>
+    </message>
+    <message>
+        <source>Region</source>
+        <translation>区域</translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>vCPUs</source>
+        <translation>vCPU 数</translation>
+    </message>
+    <message>
+        <source>RAM (GB)</source>
+        <translation>内存 (GB)</translation>
+    </message>
+    <message>
+        <source>Network (Gbit/s)</source>
+        <translation>网络 (Gbit/s)</translation>
+    </message>
+    <message>
+        <source>On-demand price / h</source>
+        <translation>按需价格 / 小时</translation>
+    </message>
+    <message>
+        <source>1-yr reserved price / h</source>
+        <translation>1 年预留价格 / 小时</translation>
+    </message>
+    <message>
+        <source>3-yr reserved price / h</source>
+        <translation>3 年预留价格 / 小时</translation>
+    </message>
+    <message>
+        <source>Spot price / h</source>
+        <translation>竞价实例价格 / 小时</translation>
+    </message>
+    <message>
+        <source>Currency</source>
+        <translation>货币</translation>
+    </message>
+    <message>
+        <source>Prices dated</source>
+        <translation>价格日期</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Scope</source>
+        <translation>范围</translation>
+    </message>
+    <message>
+        <source>Bandwidth (GB/s)</source>
+        <translation>带宽 (GB/s)</translation>
+    </message>
+    <message>
+        <source>Latency (µs)</source>
+        <translation>延迟 (µs)</translation>
+    </message>
+    <message>
+        <source>Efficiency</source>
+        <translation>效率</translation>
+    </message>
+    <message>
+        <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
+        <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
+    </message>
+</context>
+<context>
     <name>SpecsPage</name>
     <message>
         <source>Filter: type any part of a name, provider, GPU…</source>
@@ -1126,7 +1548,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>GPUs</source>
-        <translation>GPU 数量</translation>
+        <translation>GPU</translation>
     </message>
     <message>
         <source>Cloud instances</source>
@@ -1137,12 +1559,62 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>互连网络</translation>
     </message>
     <message>
+        <source>Prices are per instance-hour in each row&apos;s own currency: ¥ = CNY, $ = USD (estimates convert CNY at the rate in Settings).</source>
+        <translation>价格为每实例小时价格，按各行自身的币种计：¥ = 人民币，$ = 美元（估算时按设置中的汇率将人民币换算为美元）。</translation>
+    </message>
+    <message>
         <source>{shown} of {total} rows</source>
         <translation>显示 {shown} / {total} 行</translation>
     </message>
     <message>
         <source>&lt;p&gt;Select a row to see every value with its source.&lt;/p&gt;</source>
         <translation>&lt;p&gt;选择一行即可查看每个数值及其来源。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <source>Origin</source>
+        <translation>数据归属</translation>
+    </message>
+</context>
+<context>
+    <name>Table</name>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+</context>
+<context>
+    <name>Units</name>
+    <message>
+        <source>days</source>
+        <translation>天</translation>
+    </message>
+    <message>
+        <source>USD</source>
+        <translation>美元</translation>
+    </message>
+    <message>
+        <source>CNY</source>
+        <translation>人民币</translation>
+    </message>
+    <message>
+        <source>hours</source>
+        <translation>小时</translation>
+    </message>
+    <message>
+        <source>per user</source>
+        <translation>每用户</translation>
     </message>
 </context>
 <context>

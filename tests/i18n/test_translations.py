@@ -202,3 +202,24 @@ def test_lupdate_reads_calls_as_planner_app_i18n_documents(tmp_path):
     assert {("PlanPage", "Fits"), ("ReportText", "Assumptions"), ("Models", "Cost")} <= found
     assert ("", "Helper text") in found and ("", "Ctx") in found  # the misread forms
     assert all(s != "Misread" for _, s in found)
+
+
+def test_installing_zh_cn_also_translates_qts_own_buttons(qapp):
+    from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+
+    from planner_app import i18n
+
+    try:
+        assert i18n.install("zh_CN")
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        assert bb.button(QDialogButtonBox.Cancel).text() == "取消"
+        box = QMessageBox()
+        box.setStandardButtons(QMessageBox.Yes | QMessageBox.No)
+        assert {box.button(QMessageBox.Yes).text(), box.button(QMessageBox.No).text()} == {"是(&Y)", "否(&N)"}
+        bb.deleteLater()
+        box.deleteLater()
+    finally:
+        i18n.install("en")
+    bb = QDialogButtonBox(QDialogButtonBox.Cancel)
+    assert bb.button(QDialogButtonBox.Cancel).text() == "Cancel"
+    bb.deleteLater()

@@ -75,7 +75,8 @@ def _spec_globals():
     tree = ast.parse(_read(SPEC))
     keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Assign, ast.AugAssign))
             and not (isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("PyInstaller"))]
-    names = {"ROOT", "DATA_DIRS", "_ALWAYS_SKIP", "data_files", "EXCLUDES", "DROP_BINARIES", "DROP_PLUGINS"}
+    names = {"ROOT", "DATA_DIRS", "_ALWAYS_SKIP", "data_files", "EXCLUDES", "DROP_BINARIES", "DROP_PLUGINS",
+             "KEEP_QT_LANGS", "_keep_binary", "_keep_data"}
 
     def wanted(n):
         if isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -113,6 +114,15 @@ def test_spec_keeps_gpu_libraries_and_unused_qt_out():
     for needed in ("PySide6.QtGui", "PySide6.QtWidgets", "PySide6.QtSvg", "PySide6.QtOpenGL",
                    "PySide6.QtOpenGLWidgets", "PySide6.QtPrintSupport"):
         assert needed not in ns["EXCLUDES"], needed
+
+
+def test_spec_keeps_qts_own_chinese_catalogue():
+    # planner_app/i18n.py installs qtbase_zh_CN.qm (Qt's standard buttons and dialogs) from
+    # PySide6's Qt/translations beside the app's catalogue; the bundle must keep it.
+    keep = _spec_globals()["_keep_data"]
+    for folder in ("PySide6/Qt/translations", os.path.join("PySide6", "Qt", "translations")):
+        assert keep(os.path.join(folder, "qtbase_zh_CN.qm"), "src")
+        assert not keep(os.path.join(folder, "qtbase_de.qm"), "src")
 
 
 def test_entry_script_runs_the_cli():

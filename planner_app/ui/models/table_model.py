@@ -9,8 +9,29 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
+
+from planner_app.i18n import tr as translate
+
+# Units shown in headers and row labels that read differently in Chinese (others, such as
+# GB, GiB, s, %, W and MHz, are the same in both languages).
+UNITS = (QT_TRANSLATE_NOOP("Units", "days"), QT_TRANSLATE_NOOP("Units", "USD"), QT_TRANSLATE_NOOP("Units", "CNY"),
+         QT_TRANSLATE_NOOP("Units", "hours"), QT_TRANSLATE_NOOP("Units", "per user"))
+
+
+def with_unit(label: str, unit: str) -> str:
+    """``label (unit)`` with the unit translated; full-width brackets around a Chinese unit."""
+    if not unit:
+        return label
+    u = translate("Units", unit)
+    if any("\u4e00" <= ch <= "\u9fff" for ch in u):
+        return f"{label}（{u}）"
+    return f"{label} ({u})"
+
+
+def yes_no(value: bool) -> str:
+    return translate("Table", "yes") if value else translate("Table", "no")
 
 
 @dataclass(frozen=True)
@@ -19,16 +40,20 @@ class Column:
     header: str
     unit: str = ""
     fmt: Callable | None = None
+    row_fmt: Callable | None = None  # (value, row) -> text, when the row decides (a price's currency)
+    tip: str = ""  # header tooltip
 
-    def text(self, value) -> str:
+    def text(self, value, row: dict | None = None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return ""
+        if self.row_fmt is not None and row is not None:
+            return self.row_fmt(value, row)
         if self.fmt is not None:
             return self.fmt(value)
         if isinstance(value, float):
             return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
         if isinstance(value, bool):
-            return "yes" if value else "no"
+            return yes_no(value)
         return str(value)
 
 
@@ -60,9 +85,10 @@ class RowsTableModel(QAbstractTableModel):
         if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < len(self.columns):
             return None
         col = self.columns[index.column()]
-        value = self.rows[index.row()].get(col.key)
+        row = self.rows[index.row()]
+        value = row.get(col.key)
         if role == Qt.DisplayRole:
-            return col.text(value)
+            return col.text(value, row)
         if role == Qt.UserRole:
             return value if isinstance(value, (int, float, str)) or value is None else str(value)
         if role == Qt.ToolTipRole:
@@ -79,11 +105,13 @@ class RowsTableModel(QAbstractTableModel):
         return None
 
     def headerData(self, section, orientation, role=Qt.DisplayRole):  # noqa: N802 - Qt override
+        if role == Qt.ToolTipRole and orientation == Qt.Horizontal and 0 <= section < len(self.columns):
+            return self.columns[section].tip or None
         if role != Qt.DisplayRole:
             return None
         if orientation == Qt.Horizontal and 0 <= section < len(self.columns):
             c = self.columns[section]
-            return f"{c.header} ({c.unit})" if c.unit else c.header
+            return with_unit(c.header, c.unit)
         if orientation == Qt.Vertical:
             return str(section + 1)
         return None
@@ -91,7 +119,7 @@ class RowsTableModel(QAbstractTableModel):
     def to_csv(self) -> str:
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow([f"{c.header} ({c.unit})" if c.unit else c.header for c in self.columns])
+        w.writerow([with_unit(c.header, c.unit) for c in self.columns])
         for r in self.rows:
             w.writerow(["" if r.get(c.key) is None else r.get(c.key) for c in self.columns])
         return buf.getvalue()

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHB
 
 from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.fields import CheckList
-from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
@@ -20,7 +20,8 @@ METRICS = (
      lambda e, o: "{tp}×{pp}×{cp}×{ep}×{dp}, Z{zero}".format(**e["parallel"]) if "parallel" in e else f"tp {o.get('tp', 1)}"),
     ("memory_gb", QT_TRANSLATE_NOOP("Compare", "Memory per GPU"), "GB", "min", lambda e, o: e["memory"]["device_bytes"] / 1e9),
     ("capacity_gb", QT_TRANSLATE_NOOP("Compare", "GPU memory"), "GB", None, lambda e, o: e["memory"]["capacity_bytes"] / 1e9),
-    ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: "yes" if e["memory"]["fits"] else "NO"),
+    ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: QCoreApplication.translate("Compare", "yes") if e["memory"]["fits"]
+     else QCoreApplication.translate("Compare", "NO")),
     ("step_s", QT_TRANSLATE_NOOP("Compare", "Step time"), "s", "min", lambda e, o: e["time"].get("step_s")),
     ("tokens_per_s", QT_TRANSLATE_NOOP("Compare", "Tokens/s"), "", "max", lambda e, o: e["time"].get("tokens_per_s", e["time"].get("decode_tokens_per_s"))),
     ("mfu", QT_TRANSLATE_NOOP("Compare", "MFU"), "%", "max", lambda e, o: e["time"]["mfu"] * 100 if "mfu" in e["time"] else None),
@@ -40,7 +41,7 @@ def compare_rows(results: list[dict]) -> tuple[list[dict], set]:
     rows, bold = [], set()
     for r_i, (key, label, unit, better, get) in enumerate(METRICS):
         label = QCoreApplication.translate("Compare", label)
-        row = {"metric": f"{label} ({unit})" if unit else label}
+        row = {"metric": with_unit(label, unit)}
         vals = []
         for j, res in enumerate(results):
             e = res.get("estimate")

@@ -438,9 +438,10 @@ class PlanPage(QWidget):
             comps["runtime overheads"] = [overhead / 1e9]
         self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9],
                                    labels=breakdown_labels())
-        self.advice.setText((self.tr("Advice: ") + est["advice"]["text"]) if est.get("advice") else "")
+        from planner_app.i18n import engine_text  # engine sentences in the UI's language
+        self.advice.setText((self.tr("Advice: ") + engine_text(est["advice"]["text"])) if est.get("advice") else "")
         self.assumptions.clear()
-        self.assumptions.addItems(est.get("assumptions", []))
+        self.assumptions.addItems([engine_text(a) for a in est.get("assumptions", [])])
         self.estimated.emit(est)
 
     def _show_training(self, est: dict) -> None:

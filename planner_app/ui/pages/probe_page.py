@@ -9,6 +9,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
 
+from planner_app.i18n import engine_text
 from planner_app.probe import nvml
 from planner_app.probe.cli_probe import match_gpu
 from planner_app.probe.runner import ProbeCancelled, ProbeRunner
@@ -235,7 +236,7 @@ class ProbePage(QWidget):
             state_ok, gpus, message = True, [], self.tr("simulated devices (test)")
         else:
             state, inv = nvml.inventory()
-            state_ok, message = state.available, state.message
+            state_ok, message = state.available, engine_text(state.message)  # probe/ is Qt-free: translated here
             gpus = [g.to_dict() for g in inv]
         for g in gpus:
             g["throttle"] = ", ".join(g.get("throttle_reasons") or []) or self.tr("none")

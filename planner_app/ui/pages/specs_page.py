@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QScrollArea, QSplitter, QTableView, QTabWidget, QTextBrowser,
                                QVBoxLayout, QWidget)
@@ -14,14 +14,54 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFo
 from planner_app.specdb.schema import FILES, SpecDataError
 from planner_app.ui.models.table_model import Column, RowsTableModel, SortProxy
 
+# Columns of each table: (key, header with its unit). Prices are per instance-hour in the
+# row's own currency (CNY for the Chinese clouds, USD elsewhere): every price cell carries it.
 SHOWN = {
-    "gpus": ("name", "vendor", "memory_gb", "mem_bw_gb_s", "bf16_tflops", "fp8_tflops", "fp32_tflops", "link",
-             "link_bw_gb_s", "tdp_w", "year", "retrieved", "origin"),
-    "instances": ("provider", "region", "instance_id", "gpu_id", "gpu_count", "vcpu", "ram_gb", "network_gbit_s",
-                  "price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "currency", "price_date",
-                  "origin"),
-    "fabrics": ("id", "name", "scope", "bw_gb_s", "latency_us", "efficiency", "retrieved", "origin"),
+    "gpus": (("name", QT_TRANSLATE_NOOP("Specs", "Name")), ("vendor", QT_TRANSLATE_NOOP("Specs", "Vendor")),
+             ("memory_gb", QT_TRANSLATE_NOOP("Specs", "Memory (GB)")),
+             ("mem_bw_gb_s", QT_TRANSLATE_NOOP("Specs", "Memory bandwidth (GB/s)")),
+             ("bf16_tflops", QT_TRANSLATE_NOOP("Specs", "BF16 dense (TFLOP/s)")),
+             ("fp8_tflops", QT_TRANSLATE_NOOP("Specs", "FP8 dense (TFLOP/s)")),
+             ("fp32_tflops", QT_TRANSLATE_NOOP("Specs", "FP32 (TFLOP/s)")), ("link", QT_TRANSLATE_NOOP("Specs", "GPU link")),
+             ("link_bw_gb_s", QT_TRANSLATE_NOOP("Specs", "Link bandwidth (GB/s)")),
+             ("tdp_w", QT_TRANSLATE_NOOP("Specs", "TDP (W)")), ("year", QT_TRANSLATE_NOOP("Specs", "Year")),
+             ("retrieved", QT_TRANSLATE_NOOP("Specs", "Retrieved")), ("origin", QT_TRANSLATE_NOOP("Specs", "Origin"))),
+    "instances": (("provider", QT_TRANSLATE_NOOP("Specs", "Provider")), ("region", QT_TRANSLATE_NOOP("Specs", "Region")),
+                  ("instance_id", QT_TRANSLATE_NOOP("Specs", "Instance")), ("gpu_id", QT_TRANSLATE_NOOP("Specs", "GPU")),
+                  ("gpu_count", QT_TRANSLATE_NOOP("Specs", "GPUs")), ("vcpu", QT_TRANSLATE_NOOP("Specs", "vCPUs")),
+                  ("ram_gb", QT_TRANSLATE_NOOP("Specs", "RAM (GB)")),
+                  ("network_gbit_s", QT_TRANSLATE_NOOP("Specs", "Network (Gbit/s)")),
+                  ("price_on_demand_hr", QT_TRANSLATE_NOOP("Specs", "On-demand price / h")),
+                  ("price_1yr_hr", QT_TRANSLATE_NOOP("Specs", "1-yr reserved price / h")),
+                  ("price_3yr_hr", QT_TRANSLATE_NOOP("Specs", "3-yr reserved price / h")),
+                  ("price_spot_hr", QT_TRANSLATE_NOOP("Specs", "Spot price / h")),
+                  ("currency", QT_TRANSLATE_NOOP("Specs", "Currency")),
+                  ("price_date", QT_TRANSLATE_NOOP("Specs", "Prices dated")), ("origin", QT_TRANSLATE_NOOP("Specs", "Origin"))),
+    "fabrics": (("id", QT_TRANSLATE_NOOP("Specs", "ID")), ("name", QT_TRANSLATE_NOOP("Specs", "Name")),
+                ("scope", QT_TRANSLATE_NOOP("Specs", "Scope")),
+                ("bw_gb_s", QT_TRANSLATE_NOOP("Specs", "Bandwidth (GB/s)")),
+                ("latency_us", QT_TRANSLATE_NOOP("Specs", "Latency (µs)")),
+                ("efficiency", QT_TRANSLATE_NOOP("Specs", "Efficiency")),
+                ("retrieved", QT_TRANSLATE_NOOP("Specs", "Retrieved")), ("origin", QT_TRANSLATE_NOOP("Specs", "Origin"))),
 }
+PRICE_COLUMNS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
+CURRENCY_MARKS = {"USD": "$", "CNY": "¥"}
+
+
+def price_text(value, row: dict) -> str:
+    """A price with its row's currency mark: ``¥26.46``, ``$98.32``; ``EUR 1.20`` for others."""
+    cur = str(row.get("currency") or "").upper()
+    mark = CURRENCY_MARKS.get(cur)
+    num = f"{value:,.2f}" if isinstance(value, (int, float)) else str(value)
+    return f"{mark}{num}" if mark else f"{cur} {num}".strip()
+
+
+def columns(kind: str) -> list[Column]:
+    """The table columns of ``kind`` with translated headers; prices formatted per row."""
+    tip = QCoreApplication.translate("Specs", "Per instance-hour, in the row's own currency (¥ CNY, $ USD)")
+    return [Column(key, QCoreApplication.translate("Specs", header),
+                   row_fmt=price_text if key in PRICE_COLUMNS else None,
+                   tip=tip if key in PRICE_COLUMNS else "") for key, header in SHOWN[kind]]
 
 
 def _clean(v):
@@ -110,7 +150,7 @@ class SpecsPage(QWidget):
         self.models, self.proxies, self.views = {}, {}, {}
         for kind, title in (("gpus", self.tr("GPUs")), ("instances", self.tr("Cloud instances")),
                             ("fabrics", self.tr("Interconnects"))):
-            model = RowsTableModel([Column(c, c.replace("_", " ")) for c in SHOWN[kind]])
+            model = RowsTableModel(columns(kind))
             proxy = SortProxy()
             proxy.setSourceModel(model)
             view = QTableView()
@@ -123,7 +163,15 @@ class SpecsPage(QWidget):
             view.selectionModel().selectionChanged.connect(lambda *_a: self.show_details())
             self.models[kind], self.proxies[kind], self.views[kind] = model, proxy, view
             self.tabs.addTab(view, title)
-        split.addWidget(self.tabs)
+        tabs_box = QWidget()
+        tabs_lay = QVBoxLayout(tabs_box)
+        tabs_lay.setContentsMargins(0, 0, 0, 0)
+        tabs_lay.addWidget(self.tabs)
+        self.price_note = QLabel(self.tr("Prices are per instance-hour in each row's own currency: ¥ = CNY, $ = USD "
+                                         "(estimates convert CNY at the rate in Settings)."))
+        self.price_note.setWordWrap(True)
+        tabs_lay.addWidget(self.price_note)
+        split.addWidget(tabs_box)
         self.details = QTextBrowser()
         self.details.setOpenExternalLinks(True)
         split.addWidget(self.details)
@@ -132,7 +180,8 @@ class SpecsPage(QWidget):
         self.count = QLabel()
         lay.addWidget(self.count)
         self.filter.textChanged.connect(self._filter)
-        self.tabs.currentChanged.connect(lambda _i: (self.show_details(), self._count()))
+        self.tabs.currentChanged.connect(lambda _i: (self.show_details(), self._count(), self._note()))
+        self._note()
         self.reload()
 
     def kind(self) -> str:
@@ -150,6 +199,9 @@ class SpecsPage(QWidget):
         for p in self.proxies.values():
             p.setFilterFixedString(text)
         self._count()
+
+    def _note(self):
+        self.price_note.setVisible(self.kind() == "instances")
 
     def _count(self):
         k = self.kind()
@@ -170,10 +222,11 @@ class SpecsPage(QWidget):
             return
         src = row.get("source_url") or ""
         date = row.get("retrieved") or row.get("price_date") or ""
+        source_l, date_l, origin_l = self.tr("Source"), self.tr("Date"), self.tr("Origin")  # not in f-strings: lupdate
         parts = [f"<h3>{html.escape(str(row.get('name') or row.get('instance_id') or row.get('id')))}</h3>",
-                 f"<p><b>{self.tr('Source')}:</b> <a href='{html.escape(src)}'>{html.escape(src)}</a><br>"
-                 f"<b>{self.tr('Date')}:</b> {html.escape(str(date))}<br>"
-                 f"<b>{self.tr('Origin')}:</b> {html.escape(str(row.get('origin', '')))}</p><table>"]
+                 f"<p><b>{source_l}:</b> <a href='{html.escape(src)}'>{html.escape(src)}</a><br>"
+                 f"<b>{date_l}:</b> {html.escape(str(date))}<br>"
+                 f"<b>{origin_l}:</b> {html.escape(str(row.get('origin', '')))}</p><table>"]
         for k, v in row.items():
             if v is None or k in ("source_url",):
                 continue

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
 
 from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZERS, RECIPES, RECOMPUTES,
                                     WEIGHT_DTYPES)
+from planner_app.i18n import engine_text
 from planner_app.ui.fields import ChoiceField, IntField, NumberField
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
@@ -192,7 +193,7 @@ class WorkloadPage(QWidget):
             return
         self.error.setText("")
         self._base_model = m
-        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{m.summary()}")
+        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{engine_text(m.summary())}")
         was = self._loading
         self._loading = True
         for key, _, _, _ in DIMS:
@@ -231,7 +232,7 @@ class WorkloadPage(QWidget):
             return
         self.error.setText("")
         base_name = self._base_model.name.replace(" (edited)", "")
-        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{m.summary()}")
+        self.model_summary.setText(f"{m.params_total / 1e9:,.2f} B ({m.params_total:,})\n{engine_text(m.summary())}")
         self.doc.update_workload(model={"name": f"{base_name} (edited)", "hf_config": cfg})
 
     def import_config(self, path: str) -> bool:
