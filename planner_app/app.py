@@ -10,6 +10,7 @@ import traceback
 
 _START_S = time.perf_counter()
 log = logging.getLogger("planner_app")
+UNEXPECTED_ERRORS: list[str] = []  # every exception the hook saw (the smoke test fails on any)
 
 
 def _log_path() -> str:
@@ -19,8 +20,9 @@ def _log_path() -> str:
     return os.path.join(d, "gpu-planner.log")
 
 
-def install_exception_hook(app) -> None:
-    """Unexpected exceptions: one dialog (never two at once) and the log file; the app stays up."""
+def install_exception_hook(app) -> dict:
+    """Unexpected exceptions: one dialog (never two at once) and the log file; the app stays up.
+    Returns the hook's state (``state["smoke"] = True``: no dialog, the smoke test reports them)."""
     state = {"showing": False}
     try:
         logging.basicConfig(filename=_log_path(), level=logging.INFO,
@@ -32,7 +34,8 @@ def install_exception_hook(app) -> None:
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         log.error("unexpected error\n%s", text)
         print(text, file=sys.stderr)
-        if state["showing"] or os.environ.get("PLANNER_NO_ERROR_DIALOG"):
+        UNEXPECTED_ERRORS.append(f"{exc_type.__name__}: {exc}")
+        if state["showing"] or os.environ.get("PLANNER_NO_ERROR_DIALOG") or state.get("smoke"):
             return
         state["showing"] = True
         try:
@@ -43,6 +46,7 @@ def install_exception_hook(app) -> None:
             state["showing"] = False
 
     sys.excepthook = hook
+    return state
 
 
 def apply_theme(app, theme: str) -> None:
@@ -130,7 +134,8 @@ def run(files=(), smoke_test: bool = False) -> int:
     from planner_app import i18n
     from planner_app.ui.settings import Settings
     settings = Settings()
-    install_exception_hook(app)
+    hook_state = install_exception_hook(app)
+    hook_state["smoke"] = smoke_test  # a smoke test reports errors and exits; a dialog would wait forever
     lang = choose_language(settings)
     i18n.install(lang)
     install_cjk_font(app)
@@ -175,6 +180,7 @@ def smoke(app, win) -> int:
             break
     if win.plan_page.last_estimate is None:
         failures.append("no estimate on the Plan page within 20 s")
+    failures += [f"unexpected error: {e}" for e in UNEXPECTED_ERRORS[:3]]
     win.doc._set_dirty(False)
     win.shutdown()
     win.close()

@@ -23,7 +23,7 @@ FIELD_TO_OPTION = {
     "mfu": "--mfu", "achieved_tflops": "--achieved-tflops", "price_mix": "--price-mix", "price": "--price",
     "cny_per_usd": "--cny-per-usd",
     "max_gpus": "--max-gpus", "deadline_days": "--deadline-days", "budget_usd": "--budget-usd", "top": "--top",
-    "nics_per_node": "--nics-per-node", "objective": "--objective", "nodes": "--nodes",
+    "nics_per_node": "--nics-per-node", "min_headroom": "--min-headroom-pct", "objective": "--objective", "nodes": "--nodes",
 }
 
 
@@ -73,6 +73,16 @@ def _positive_float(text):
     return v
 
 
+def _percent(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 99, got {text!r}") from None
+    if not 0 <= v < 100:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 99, got {text}")
+    return v
+
+
 def _fraction(text):
     v = _positive_float(text)
     if v > 1:
@@ -91,21 +101,21 @@ def _add_workload_options(p, training=True):
     g.add_argument("--instance", help="cloud instance id (gpu-planner specs instances)")
     p.add_argument("--gpus", type=_positive_int("gpus"), help="total GPUs (default tp*pp*cp*ep*dp)")
     p.add_argument("--gpus-per-node", type=_positive_int("gpus_per_node"))
-    p.add_argument("--micro-batch", type=_positive_int("micro_batch"), default=1)
+    p.add_argument("--micro-batch", type=_positive_int("micro_batch"))
     p.add_argument("--seq-len", type=_positive_int("seq_len"))
     p.add_argument("--global-batch", type=_positive_int("global_batch"))
     p.add_argument("--tokens", type=_positive_float, help="training budget in tokens")
     p.add_argument("--recipe", choices=RECIPES)
-    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument("--optimizer", choices=OPTIMIZERS)
     p.add_argument("--attention", choices=ATTENTIONS)
-    p.add_argument("--recompute", choices=RECOMPUTES, default="none")
+    p.add_argument("--recompute", choices=RECOMPUTES)
     for axis in ("tp", "pp", "dp", "cp", "ep"):
         p.add_argument(f"--{axis}", type=_positive_int(axis))
-    p.add_argument("--vp", type=_positive_int("vp"), default=2, help="virtual stages per rank (interleaved)")
-    p.add_argument("--zero", type=int, choices=range(4), default=0, metavar="{0,1,2,3}")
-    p.add_argument("--sequence-parallel", action="store_true")
-    p.add_argument("--pp-schedule", choices=PP_SCHEDULES, default="1f1b")
-    p.add_argument("--offload", choices=OFFLOADS, default="none")
+    p.add_argument("--vp", type=_positive_int("vp"), help="virtual stages per rank (interleaved)")
+    p.add_argument("--zero", type=int, choices=range(4), metavar="{0,1,2,3}")
+    p.add_argument("--sequence-parallel", action="store_true", default=None)
+    p.add_argument("--pp-schedule", choices=PP_SCHEDULES)
+    p.add_argument("--offload", choices=OFFLOADS)
     p.add_argument("--framework", choices=FRAMEWORKS, default="pytorch")
     p.add_argument("--fabric", help="inter-node network id (gpu-planner specs fabrics)")
     p.add_argument("--nics-per-node", type=_positive_int("nics_per_node"))
@@ -118,7 +128,66 @@ def _add_workload_options(p, training=True):
     p.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
 
 
+# Help text of the options whose add_argument call gives none (by argparse dest). The
+# default shown beside each comes from the parser or, for options left None there so that a
+# given value can be told from a default one, from cli_estimate.OPTION_DEFAULTS.
+HELP = {
+    "gpus_per_node": "GPUs in one node (default: the instance's, else 8)",
+    "micro_batch": "sequences per GPU per forward/backward pass",
+    "seq_len": "tokens per sequence (default: the preset's context used for training)",
+    "global_batch": "sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)",
+    "recipe": "precision recipe (default: bf16 mixed precision the GPU supports, by framework)",
+    "optimizer": "optimizer (its states per parameter)",
+    "attention": "attention kernel (default: flash for megatron, sdpa otherwise)",
+    "recompute": "activation recomputation",
+    "tp": "tensor-parallel degree", "pp": "pipeline-parallel degree",
+    "dp": "data-parallel degree (default: GPUs / (tp x pp x cp x ep))", "cp": "context-parallel degree",
+    "ep": "expert-parallel degree (MoE models)",
+    "zero": "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters",
+    "sequence_parallel": "Megatron sequence parallelism (needs --tp > 1)",
+    "pp_schedule": "pipeline schedule", "offload": "offload states to the CPU (ZeRO-Offload)",
+    "framework": "training framework (its buffers and overheads)",
+    "mode": "training, or one inference batch (serving under load: gpu-planner serve)",
+    "prompt_len": "inference: prompt tokens per sequence", "new_tokens": "inference: generated tokens per sequence",
+    "weights_dtype": "inference: weight precision", "kv_dtype": "inference: KV-cache precision",
+    "json": "print one JSON object", "csv": "print CSV", "kind": "what to list",
+    "recipe_search": "precision recipe", "deadline_days": "only plans that finish within this many days",
+    "budget_usd": "only plans that cost at most this much (USD at the price basis)",
+    "objective": "rank by time to train or by cost", "top": "how many plans to print",
+    "fabric": "inter-node network id (gpu-planner specs fabrics; default: the instance's, else InfiniBand NDR)",
+    "backend": "benchmark backend (auto: torch, else cupy, else numpy on the CPU)",
+    "quick": "fewer sizes and repeats (about 10 s)", "timeout": "seconds before the benchmark worker is stopped",
+    "scenario": "scenario file (.json)", "output": "file to write",
+    "lang": "report language", "format": "output format (default: from the file's suffix)",
+    "paper": "paper size", "max_gpus": "largest GPU count to consider", "tokens": "training budget in tokens",
+    "model": "preset name (gpu-planner models) or a config.json path",
+    "cny_per_usd": "exchange rate for CNY prices (default 7.10)",
+    "nics_per_node": "network adapters per node (default: the instance's, else one per GPU)",
+    "cluster_command": "what to do: write a torchrun command or a Slurm script, or import a result",
+}
+
+
+def _document(parser) -> None:
+    """Every option of every command gets a help line and shows its default."""
+    from planner_app.cli_estimate import OPTION_DEFAULTS
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _document(sub)
+            action.help = action.help or HELP.get(action.dest) or "command"
+            continue
+        if action.help == argparse.SUPPRESS or isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            continue
+        text = action.help or HELP.get(action.dest) or action.dest.replace("_", " ")
+        default = action.default if action.default is not None else OPTION_DEFAULTS.get(action.dest)
+        if action.option_strings and default not in (None, False, "") and "default" not in text \
+                and action.default != argparse.SUPPRESS:
+            text += f" (default: {default:g})" if isinstance(default, float) else f" (default: {default})"
+        action.help = text.replace("%", "%%") if "%(" not in text else text
+
+
 def build_parser() -> Parser:
+    from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
     from planner_app.core.setup import KV_DTYPES, WEIGHT_DTYPES
 
     ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
@@ -128,11 +197,11 @@ def build_parser() -> Parser:
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
     _add_workload_options(e)
     e.add_argument("--mode", choices=("training", "inference"), default="training")
-    e.add_argument("--batch", type=_positive_int("batch"), default=1, help="inference: concurrent sequences")
-    e.add_argument("--prompt-len", type=_positive_int("prompt_len"), default=1024)
-    e.add_argument("--new-tokens", type=_positive_int("new_tokens"), default=128)
-    e.add_argument("--weights-dtype", choices=WEIGHT_DTYPES, default="bf16")
-    e.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
+    e.add_argument("--batch", type=_positive_int("batch"), help="inference: concurrent sequences")
+    e.add_argument("--prompt-len", type=_positive_int("prompt_len"))
+    e.add_argument("--new-tokens", type=_positive_int("new_tokens"))
+    e.add_argument("--weights-dtype", choices=WEIGHT_DTYPES)
+    e.add_argument("--kv-dtype", choices=KV_DTYPES)
     e.add_argument("--json", action="store_true")
 
     m = sub.add_parser("models", help="list model presets")
@@ -164,6 +233,8 @@ def build_parser() -> Parser:
     sr.add_argument("--fabric")
     from planner_app.core.cost import PRICE_KINDS
 
+    sr.add_argument("--min-headroom-pct", type=_percent, default=DEFAULT_MIN_HEADROOM_FRACTION * 100,
+                    help="memory margin: a plan fits only with this %% of the GPU free (default %(default)g)")
     sr.add_argument("--price", choices=PRICE_KINDS, default="on_demand",
                     help="price basis for every plan's cost (default on_demand, as Plan's headline cost)")
     sr.add_argument("--cny-per-usd", type=_positive_float)
@@ -200,6 +271,7 @@ def build_parser() -> Parser:
     gui = sub.add_parser("gui", help="open the desktop app")
     gui.add_argument("--smoke-test", action="store_true", help="open, visit every page, exit 0")
     gui.add_argument("scenario", nargs="?")
+    _document(ap)
     return ap
 
 
@@ -266,7 +338,7 @@ def main(argv=None) -> int:
 
 def _open_gui(args, files) -> int:
     smoke = bool(getattr(args, "smoke_test", False))
-    if not smoke and not _display_available():
+    if not _display_available():  # Qt would abort the process ("could not connect to display")
         print("gpu-planner: no display found (set DISPLAY or QT_QPA_PLATFORM); the headless commands are: "
               "estimate, models, specs, search, scaling, probe, report", file=sys.stderr)
         return EXIT_USAGE

@@ -40,7 +40,7 @@ def build_request(args, db):
 def run(args) -> int:
     from planner_app.cli import _user_db_catalog
 
-    out = estimate_from_args(args, _user_db_catalog())
+    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode), _user_db_catalog())
     if args.json:
         print(json.dumps(out, indent=1))
     else:
@@ -59,6 +59,29 @@ OPTION_DEFAULTS = {
     "price": None, "cny_per_usd": None, "calibration": None, "batch": 1, "prompt_len": 1024, "new_tokens": 128,
     "weights_dtype": "bf16", "kv_dtype": "bf16",
 }
+
+
+# Options that mean something in one mode only: given in the other they are an error, not
+# silently ignored (``--weights-dtype int4`` on a training run once changed nothing).
+INFERENCE_ONLY = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
+TRAINING_ONLY = ("micro_batch", "global_batch", "tokens", "recipe", "optimizer", "recompute", "zero",
+                 "sequence_parallel", "pp_schedule", "vp", "offload", "cp", "dp")
+
+
+def apply_cli_defaults(args, mode: str = "training"):
+    """Refuse options of the other mode, then fill what the command line left unset (None)
+    from ``OPTION_DEFAULTS`` (argparse leaves them None so that a given option can be told
+    from a default one)."""
+    other = INFERENCE_ONLY if mode == "training" else TRAINING_ONLY
+    for key in other:
+        if getattr(args, key, None) not in (None, False):
+            flag = "--" + key.replace("_", "-")
+            raise InputError(key, f"applies to --mode {'inference' if mode == 'training' else 'training'} only "
+                                  f"(this is --mode {mode}); remove {flag}")
+    for key, default in OPTION_DEFAULTS.items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, default)
+    return args
 
 
 def estimate_from_options(options: dict, db) -> dict:

@@ -8,7 +8,7 @@ import os
 from planner_app import units
 from planner_app.core.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
-from planner_app.core.scaling import scaling_curve
+from planner_app.core.scaling import scaling_curve, skipped_node_counts
 from planner_app.core.search import PRICE_LABELS, Candidate, candidate_from_instance, search
 from planner_app.resolve import default_seq_len, resolve_hardware, resolve_model
 
@@ -53,7 +53,7 @@ def run_search(args) -> int:
     res = search(model, cands, tokens=args.tokens, max_gpus=args.max_gpus, seq_len=seq, global_batch=gbs,
                  recipe=args.recipe, framework=args.framework, deadline_days=args.deadline_days,
                  budget_usd=args.budget_usd, objective=args.objective, top=args.top, price_basis=args.price,
-                 model_ref=model_ref(args.model))
+                 model_ref=model_ref(args.model), min_headroom_fraction=args.min_headroom_pct / 100)
     out = {"model": model.name, "tokens": args.tokens, "seq_len": seq, "global_batch": gbs,
            "objective": args.objective, "price_basis": res.price_basis, "pareto_y": res.pareto_y,
            "evaluated": res.evaluated, "fitting": res.fitting,
@@ -98,9 +98,10 @@ def format_text(model, tokens: float, res) -> str:
 
 def run_scaling(args) -> int:
     from planner_app.cli import _user_db_catalog
-    from planner_app.cli_estimate import build_request, training_setup_and_plan
+    from planner_app.cli_estimate import apply_cli_defaults, build_request, training_setup_and_plan
 
     db = _user_db_catalog()
+    apply_cli_defaults(args, mode="training")
     model, hw, per_node, overrides, notes = build_request(args, db)
     setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
     if args.nodes:
@@ -121,18 +122,27 @@ def run_scaling(args) -> int:
         h = replace(hw, inter=fab)
         pts = scaling_curve(model, h, setup, plan, nodes, weak=args.weak)
         curves[fid] = [vars(p) for p in pts]
+    skipped = skipped_node_counts(nodes, plan)
     out = {"model": model.name, "gpu": hw.gpu.id, "mode": "weak" if args.weak else "strong", "curves": curves,
-           "assumptions": notes + ["efficiency = throughput(n) / (n x throughput(1 node)); no_overlap_efficiency "
+           "gpus_per_node": plan.gpus_per_node, "nics_per_node": hw.nics_per_node,
+           "skipped_nodes": [{"nodes": n, "reason": r} for n, r in skipped.items()],
+           "assumptions": notes + [f"each node: {plan.gpus_per_node} GPUs and {hw.nics_per_node} NICs "
+                                   "(--gpus-per-node, --nics-per-node)",
+                                   "fits: the per-GPU memory at that node count fits the GPU","efficiency = throughput(n) / (n x throughput(1 node)); no_overlap_efficiency "
                                    "= 1/(1 + t_comm/t_compute), the special case with nothing overlapped",
                                    "step_s_plus_50us: every inter-node collective step 50 us slower"]}
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     for fid, pts in curves.items():
-        print(f"{fid}: {'weak' if args.weak else 'strong'} scaling of {model.name} on {hw.gpu.name}")
-        print(f"  {'nodes':>5} {'GPUs':>6} {'tokens/s':>12} {'efficiency':>10} {'no-overlap':>10} {'step':>10} {'+50us':>8}")
+        print(f"{fid}: {'weak' if args.weak else 'strong'} scaling of {model.name} on {hw.gpu.name} "
+              f"({plan.gpus_per_node} GPUs and {hw.nics_per_node} NICs per node)")
+        print(f"  {'nodes':>5} {'GPUs':>6} {'fits':>4} {'tokens/s':>12} {'efficiency':>10} {'no-overlap':>10} "
+              f"{'step':>10} {'+50us':>8}")
         for p in pts:
-            print(f"  {p['nodes']:>5} {p['gpus']:>6} {p['tokens_per_s']:12,.0f} {p['efficiency'] * 100:9.1f}% "
-                  f"{p['no_overlap_efficiency'] * 100:9.1f}% {units.fmt_seconds(p['step_s']):>10} "
-                  f"{(p['step_s_plus_50us'] / p['step_s'] - 1) * 100:+7.2f}%")
+            print(f"  {p['nodes']:>5} {p['gpus']:>6} {'yes' if p['fits'] else 'NO':>4} {p['tokens_per_s']:12,.0f} "
+                  f"{p['efficiency'] * 100:9.1f}% {p['no_overlap_efficiency'] * 100:9.1f}% "
+                  f"{units.fmt_seconds(p['step_s']):>10} {(p['step_s_plus_50us'] / p['step_s'] - 1) * 100:+7.2f}%")
+    for n, reason in skipped.items():
+        print(f"  left out {n} node(s): {reason}")
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
+from planner_app.core.memory import training_memory
 from planner_app.core.timing import _topology, step_time
 
 
@@ -25,6 +26,8 @@ class ScalingPoint:
     step_s: float
     step_s_plus_50us: float
     global_batch: int
+    fits: bool  # the per-GPU memory at this count fits the GPU (ZeRO shards shrink with dp)
+    device_bytes: float
 
 
 def scaling_curve(model, hw, setup, plan, nodes: list[int], weak: bool = False) -> list[ScalingPoint]:
@@ -54,7 +57,17 @@ def scaling_curve(model, hw, setup, plan, nodes: list[int], weak: bool = False) 
         tps = st.tokens_per_s
         if ref is None:
             ref = tps / n
+        mem = training_memory(model, s, p, hw.gpu.capacity_bytes)
         points.append(ScalingPoint(nodes=n, gpus=gpus, tokens_per_s=tps, efficiency=tps / (n * ref),
                                    no_overlap_efficiency=st.no_overlap_efficiency, step_s=st.step_s,
-                                   step_s_plus_50us=st_lat.step_s, global_batch=gbs))
+                                   step_s_plus_50us=st_lat.step_s, global_batch=gbs, fits=bool(mem.fits),
+                                   device_bytes=mem.device_bytes))
     return points
+
+
+def skipped_node_counts(nodes: list[int], plan) -> dict[int, str]:
+    """The node counts ``scaling_curve`` leaves out, each with the reason (to say so, not
+    drop them silently)."""
+    inner = plan.tp * plan.pp * plan.cp * plan.ep
+    return {n: f"{n} node(s) x {plan.gpus_per_node} GPUs do not hold whole tp x pp x cp x ep groups of {inner}"
+            for n in nodes if (n * plan.gpus_per_node) % inner}

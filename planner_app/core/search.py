@@ -17,7 +17,8 @@ import numpy as np
 
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
-from planner_app.core.memory import device_bytes, device_overhead
+from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, device_bytes, device_overhead,
+                                     memory_verdict)
 from planner_app.core.sweep import memory_peak
 from planner_app.core.sweep_time import step_time_vec
 
@@ -123,7 +124,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
            recipe: str = "mixed-bf16", framework: str = "megatron", optimizer: str = "adamw",
            attention: str = "flash", deadline_days: float | None = None, budget_usd: float | None = None,
            objective: str = "time", top: int = 10, price_basis: str = "on_demand",
-           model_ref: str | None = None) -> SearchResult:
+           model_ref: str | None = None,
+           min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> SearchResult:
     """Rank every layout of ``model`` on each candidate machine (see the module docstring).
 
     Every plan is priced at one ``price_basis`` (whole instances x hours x the instance's
@@ -131,13 +133,16 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
     that basis has no cost: ``cost.usd`` is None, never a blend of other prices or 0. The
     cost objective ranks the priced plans and lists the unpriced ones after them (fastest
     first). ``model_ref`` is how the model is named in the rows' ``estimate`` commands
-    (a preset id or a config.json path; default ``model.name``)."""
+    (a preset id or a config.json path; default ``model.name``). A layout counts as fitting
+    only when it leaves ``min_headroom_fraction`` of the GPU free (``memory_verdict``
+    "fits", not "tight"): the fastest or cheapest pick is never one the user's margin rejects."""
     if objective not in ("time", "cost"):
         raise InputError("objective", f"must be time or cost; got {objective!r}")
     if price_basis not in PRICE_KINDS:
         raise InputError("price", f"must be one of {', '.join(PRICE_KINDS)}; got {price_basis!r}")
     if max_gpus < 1:
         raise InputError("max_gpus", f"must be at least 1; got {max_gpus}")
+    memory_verdict(0.0, 1.0, min_headroom_fraction)  # validates the margin
     t0 = time.perf_counter()
     results = []
     evaluated = 0
@@ -153,9 +158,10 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
                                         "recompute", "n_acc", "interleaved", "vp")}
         peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg)
         device = device_bytes(peak, device_overhead(peak, cfg["gpus"], cfg["recompute"] == 2))
-        fits = device <= cand.hardware.gpu.capacity_bytes
+        fits = device <= cand.hardware.gpu.capacity_bytes * (1 - min_headroom_fraction)
         if not fits.any():
-            notes.append(f"{cand.name}: no layout fits up to {max_gpus} GPUs")
+            notes.append(f"{cand.name}: no layout fits up to {max_gpus} GPUs with "
+                         f"{min_headroom_fraction * 100:g}% of the memory free")
             continue
         idx = np.nonzero(fits)[0]
         sub = {k: v[idx] for k, v in mem_cfg.items()}
@@ -168,7 +174,9 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         results.append({"cand": cand, "cfg": {k: v[idx] for k, v in cfg.items()}, "step_s": t["step_s"],
                         "tokens_per_s": t["tokens_per_s"], "mfu": t["mfu"], "train_s": train_s,
                         "gpu_hours": gpu_hours, "cost": cost, "peak": peak[idx], "device": device[idx]})
-    assumptions = price_assumptions(candidates, price_basis)
+    assumptions = price_assumptions(candidates, price_basis) + [
+        f"fits: at least {min_headroom_fraction * 100:g}% of each GPU's memory stays free beyond the estimate "
+        f"(the memory margin, --min-headroom-pct)"]
     if not results:
         return SearchResult([], [], evaluated, 0, time.perf_counter() - t0, notes or ["nothing fits"],
                             price_basis=price_basis, assumptions=assumptions)

@@ -178,7 +178,7 @@ class MainWindow(QMainWindow):
     def open_dialog(self):
         if not self.maybe_save():
             return
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open scenario"), "", SCENARIO_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open scenario"), self.files_dir(), SCENARIO_FILTER)
         if path:
             self.open_path(path)
 
@@ -190,6 +190,26 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
+    def files_dir(self) -> str:
+        """Where file dialogs start: the folder last used, else the user's Documents (never
+        the folder the app happened to be started from)."""
+        last = self.settings.get("last_dir")
+        if last and os.path.isdir(last):
+            return last
+        from PySide6.QtCore import QStandardPaths
+        docs = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
+        return docs if docs and os.path.isdir(docs) else os.path.expanduser("~")
+
+    def remember_dir(self, path: str) -> None:
+        self.settings.set("last_dir", os.path.dirname(os.path.abspath(path)))
+
+    def suggested_path(self, suffix: str) -> str:
+        """A file name from the scenario's title in ``files_dir()``."""
+        import re
+        title = (self.doc.data.get("meta") or {}).get("title") or "sizing"
+        stem = re.sub(r"[^\w.-]+", "-", title, flags=re.UNICODE).strip("-.")[:80] or "sizing"
+        return os.path.join(self.files_dir(), stem + suffix)
+
     def open_path(self, path: str) -> bool:
         try:
             self.doc.open(path)
@@ -198,6 +218,9 @@ class MainWindow(QMainWindow):
             return False
         self.settings.add_recent(os.path.abspath(path))
         self._refresh_recent()
+        from planner_app.ui.document import is_example
+        if not is_example(path):
+            self.remember_dir(path)
         return True
 
     def save(self) -> bool:
@@ -206,7 +229,8 @@ class MainWindow(QMainWindow):
         return self._save_to(self.doc.path)
 
     def save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save scenario"), self.doc.path or "scenario.json",
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save scenario"),
+                                              self.doc.path or self.suggested_path(".json"),
                                               SCENARIO_FILTER)
         if not path:
             return False
@@ -222,7 +246,8 @@ class MainWindow(QMainWindow):
             return False
         self.settings.add_recent(os.path.abspath(path))
         self._refresh_recent()
-        self.statusBar().showMessage(self.tr("Saved {path}").format(path=path), 4000)
+        self.remember_dir(path)
+        self.statusBar().showMessage(self.tr("Saved {path}").format(path=os.path.abspath(path)), 6000)
         return True
 
     def open_search_plan(self, plan: dict):
@@ -264,7 +289,7 @@ class MainWindow(QMainWindow):
         return self.report_slot
 
     def export_report_dialog(self):
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export report"), "sizing-report.pdf",
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export report"), self.suggested_path(".pdf"),
                                               "PDF (*.pdf);;HTML (*.html);;JSON (*.json);;CSV (*.csv)")
         if not path:
             return
@@ -276,7 +301,9 @@ class MainWindow(QMainWindow):
 
         def done(result):
             dlg.close()
-            self.statusBar().showMessage(self.tr("Report written: {path}").format(path=result), 6000)
+            self.remember_dir(path)
+            self.statusBar().showMessage(self.tr("Report written: {path}").format(path=os.path.abspath(path)),
+                                         10000)
 
         def failed(e):
             dlg.close()
@@ -299,7 +326,8 @@ class MainWindow(QMainWindow):
         if not tables:
             self.statusBar().showMessage(self.tr("This page has no table"), 4000)
             return
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export table"), "table.csv", "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export table"), self.suggested_path(".csv"),
+                                              "CSV (*.csv)")
         if path:
             from planner_app.specdb.importers import atomic_write_text
             model = tables[0].model()
@@ -308,18 +336,25 @@ class MainWindow(QMainWindow):
                 atomic_write_text(path, model.to_csv())
             except OSError as e:
                 QMessageBox.warning(self, self.tr("Cannot save"), str(e))
+                return
+            self.remember_dir(path)
+            self.statusBar().showMessage(self.tr("Table written: {path}").format(path=os.path.abspath(path)), 10000)
 
     def export_chart_dialog(self):
         charts = self._current_charts()
         if not charts:
             self.statusBar().showMessage(self.tr("This page has no chart"), 4000)
             return
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export chart"), "chart.png", "PNG (*.png);;SVG (*.svg)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export chart"), self.suggested_path(".png"),
+                                              "PNG (*.png);;SVG (*.svg)")
         if path:
             try:
                 charts[0].export(path)
             except OSError as e:
                 QMessageBox.warning(self, self.tr("Cannot save"), str(e))
+                return
+            self.remember_dir(path)
+            self.statusBar().showMessage(self.tr("Chart written: {path}").format(path=os.path.abspath(path)), 10000)
 
     # ---- view ---------------------------------------------------------------------------------
     def toggle_meeting(self, checked=None):

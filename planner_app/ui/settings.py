@@ -14,6 +14,7 @@ SETTINGS = {
     "meeting_font_scale": (float, 1.35),
     "autosave_s": (int, 60),
     "recent_files": (list, []),
+    "last_dir": (str, ""),  # where file dialogs start (MainWindow.files_dir)
     "first_run_done": (bool, False),
     "currency": (str, "USD"),  # of new scenarios
     "cny_per_usd": (float, 7.10),

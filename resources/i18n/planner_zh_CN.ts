@@ -103,12 +103,12 @@
         <translation>优化器更新</translation>
     </message>
     <message>
-        <source>decode</source>
-        <translation>解码</translation>
+        <source>prefill (time to first token)</source>
+        <translation>预填充（首 token 延迟）</translation>
     </message>
     <message>
-        <source>prefill (per request)</source>
-        <translation>预填充（每请求）</translation>
+        <source>decode (every generated token)</source>
+        <translation>解码（每个生成 token）</translation>
     </message>
 </context>
 <context>
@@ -142,6 +142,14 @@
         <translation>成本（美元）</translation>
     </message>
     <message>
+        <source>cost (USD, {basis})</source>
+        <translation>成本（美元，{basis}）</translation>
+    </message>
+    <message>
+        <source>GPU-hours</source>
+        <translation>GPU 小时</translation>
+    </message>
+    <message>
         <source>seconds ago</source>
         <translation>秒前</translation>
     </message>
@@ -168,6 +176,10 @@
     <message>
         <source>measured GEMMs</source>
         <translation>实测 GEMM</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>无</translation>
     </message>
 </context>
 <context>
@@ -201,12 +213,20 @@
         <translation>是</translation>
     </message>
     <message>
+        <source>tight</source>
+        <translation>余量不足</translation>
+    </message>
+    <message>
         <source>NO</source>
         <translation>否</translation>
     </message>
     <message>
         <source>Step time</source>
         <translation>单步耗时</translation>
+    </message>
+    <message>
+        <source>Free memory per GPU</source>
+        <translation>每 GPU 剩余显存</translation>
     </message>
     <message>
         <source>Tokens/s</source>
@@ -286,6 +306,10 @@
     <message>
         <source>USD per million tokens</source>
         <translation>每百万 token 美元</translation>
+    </message>
+    <message>
+        <source>no price</source>
+        <translation>无价格</translation>
     </message>
 </context>
 <context>
@@ -689,6 +713,10 @@
         <translation>关于(&amp;A)</translation>
     </message>
     <message>
+        <source>{name} (example copy)</source>
+        <translation>{name}（示例副本）</translation>
+    </message>
+    <message>
         <source>Untitled</source>
         <translation>未命名</translation>
     </message>
@@ -757,12 +785,20 @@
         <translation>导出表格</translation>
     </message>
     <message>
+        <source>Table written: {path}</source>
+        <translation>表格已写入：{path}</translation>
+    </message>
+    <message>
         <source>This page has no chart</source>
         <translation>此页面没有图表</translation>
     </message>
     <message>
         <source>Export chart</source>
         <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>Chart written: {path}</source>
+        <translation>图表已写入：{path}</translation>
     </message>
     <message>
         <source>About</source>
@@ -862,12 +898,56 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>每 GPU 显存</translation>
     </message>
     <message>
-        <source>Largest micro-batch</source>
-        <translation>最大微批大小</translation>
+        <source>Cost of the run</source>
+        <translation>训练总成本</translation>
+    </message>
+    <message>
+        <source>FITS: {used} of {cap} per GPU, {head} free ({pct:.0f}%)</source>
+        <translation>可容纳：每 GPU 使用 {used} / {cap}，剩余 {head}（{pct:.0f}%）</translation>
+    </message>
+    <message>
+        <source>TIGHT: fits with only {head} free ({pct:.1f}%), below your {margin:g}% margin; {used} of {cap} per GPU</source>
+        <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
+    </message>
+    <message>
+        <source>1-yr reserved</source>
+        <translation>1 年预留</translation>
     </message>
     <message>
         <source>Step time</source>
         <translation>单步耗时</translation>
+    </message>
+    <message>
+        <source>Largest batch that fits</source>
+        <translation>可容纳的最大批量</translation>
+    </message>
+    <message>
+        <source>Time to first token (prefill)</source>
+        <translation>首 token 延迟（预填充）</translation>
+    </message>
+    <message>
+        <source>Generated tokens/s (all sequences)</source>
+        <translation>生成吞吐（所有序列，token/秒）</translation>
+    </message>
+    <message>
+        <source>Time per output token (decode)</source>
+        <translation>每输出 token 耗时（解码）</translation>
+    </message>
+    <message>
+        <source>Tokens/s per sequence</source>
+        <translation>每序列 token/秒</translation>
+    </message>
+    <message>
+        <source>Request latency (prefill + decode)</source>
+        <translation>请求延迟（预填充 + 解码）</translation>
+    </message>
+    <message>
+        <source>Cost per million generated tokens</source>
+        <translation>每百万生成 token 成本</translation>
+    </message>
+    <message>
+        <source>Largest micro-batch that fits</source>
+        <translation>可容纳的最大微批量</translation>
     </message>
     <message>
         <source>Tokens/s</source>
@@ -884,10 +964,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>GPU-hours</source>
         <translation>GPU 小时</translation>
-    </message>
-    <message>
-        <source>Cost</source>
-        <translation>成本</translation>
     </message>
     <message>
         <source>Assumptions</source>
@@ -910,10 +986,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>无结果：请修正下方标出的输入</translation>
     </message>
     <message>
-        <source>FITS: {used} of {cap} per GPU ({head} free)</source>
-        <translation>可容纳：每 GPU 使用 {used} / {cap}（剩余 {head}）</translation>
-    </message>
-    <message>
         <source>DOES NOT FIT: needs {used} per GPU, the GPU has {cap}</source>
         <translation>无法容纳：每 GPU 需要 {used}，而 GPU 只有 {cap}</translation>
     </message>
@@ -922,28 +994,8 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>{d:.1f} 天</translation>
     </message>
     <message>
-        <source>set Tokens</source>
-        <translation>请设置 Token 数</translation>
-    </message>
-    <message>
         <source>this plan</source>
         <translation>此方案</translation>
-    </message>
-    <message>
-        <source>prefill {t}</source>
-        <translation>预填充 {t}</translation>
-    </message>
-    <message>
-        <source>{v:,.1f} per user</source>
-        <translation>每用户 {v:,.1f}</translation>
-    </message>
-    <message>
-        <source>no price</source>
-        <translation>无价格</translation>
-    </message>
-    <message>
-        <source>Per-token decode time</source>
-        <translation>每 token 解码耗时</translation>
     </message>
     <message>
         <source>per GPU</source>
@@ -954,12 +1006,56 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>建议：</translation>
     </message>
     <message>
-        <source>on-demand</source>
-        <translation>按需实例</translation>
+        <source>set Tokens on the Workload page</source>
+        <translation>请在“工作负载”页设置 Token 数</translation>
     </message>
     <message>
-        <source>1-yr</source>
-        <translation>1 年期</translation>
+        <source>{b:,} sequences</source>
+        <translation>{b:,} 条序列</translation>
+    </message>
+    <message>
+        <source>(of {p:,} + {g:,} tokens)</source>
+        <translation>（每条 {p:,} + {g:,} token）</translation>
+    </message>
+    <message>
+        <source>{v:,.0f} tokens/s</source>
+        <translation>{v:,.0f} token/秒</translation>
+    </message>
+    <message>
+        <source>{v:,.0f} per GPU</source>
+        <translation>每 GPU {v:,.0f}</translation>
+    </message>
+    <message>
+        <source>memory-bound</source>
+        <translation>访存受限</translation>
+    </message>
+    <message>
+        <source>compute-bound</source>
+        <translation>计算受限</translation>
+    </message>
+    <message>
+        <source>{v:,.1f} tokens/s</source>
+        <translation>{v:,.1f} token/秒</translation>
+    </message>
+    <message>
+        <source>no price (choose a cloud instance)</source>
+        <translation>无价格（请选择云实例）</translation>
+    </message>
+    <message>
+        <source>${v:,.3f} on-demand</source>
+        <translation>按需价格 ${v:,.3f}</translation>
+    </message>
+    <message>
+        <source>(${h:,.2f} per hour)</source>
+        <translation>（每小时 ${h:,.2f}）</translation>
+    </message>
+    <message>
+        <source>Latency of one request</source>
+        <translation>单个请求的延迟</translation>
+    </message>
+    <message>
+        <source>on-demand</source>
+        <translation>按需实例</translation>
     </message>
     <message>
         <source>spot</source>
@@ -1203,8 +1299,16 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>节点数</translation>
     </message>
     <message>
+        <source>NICs per node</source>
+        <translation>每节点网卡数</translation>
+    </message>
+    <message>
         <source>GPUs</source>
         <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>Fits</source>
+        <translation>可容纳</translation>
     </message>
     <message>
         <source>Tokens/s</source>
@@ -1230,9 +1334,45 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <source>Tick at least one network</source>
         <translation>请至少勾选一种网络</translation>
     </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>NO</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Each node: {g} GPUs; NICs per node as in the table (the plan&apos;s NICs per node, else the instance&apos;s, else one per GPU)</source>
+        <translation>每个节点：{g} 个 GPU；每节点网卡数见表格（取方案设置，否则取实例配置，否则每 GPU 一块）</translation>
+    </message>
+    <message>
+        <source>Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups of the plan</source>
+        <translation>未列出：{counts} 个节点（其 GPU 数无法容纳完整的 tp × pp × cp × ep 组）</translation>
+    </message>
+    <message>
+        <source>Rows marked NO under Fits do not fit in GPU memory at that count</source>
+        <translation>“可容纳”列为“否”的行在该节点数下显存放不下</translation>
+    </message>
 </context>
 <context>
     <name>SearchPage</name>
+    <message>
+        <source>on-demand</source>
+        <translation>按需实例</translation>
+    </message>
+    <message>
+        <source>1-year reserved</source>
+        <translation>1 年预留</translation>
+    </message>
+    <message>
+        <source>3-year reserved</source>
+        <translation>3 年预留</translation>
+    </message>
+    <message>
+        <source>spot</source>
+        <translation>竞价实例</translation>
+    </message>
     <message>
         <source>Machines to consider</source>
         <translation>候选机器</translation>
@@ -1258,6 +1398,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>最便宜</translation>
     </message>
     <message>
+        <source>Every plan is priced at this one price; a machine without it has no cost</source>
+        <translation>所有方案都按这一种价格计费；没有该价格的机器不计成本</translation>
+    </message>
+    <message>
         <source>At most GPUs</source>
         <translation>GPU 数量上限</translation>
     </message>
@@ -1270,12 +1414,28 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>显示方案数</translation>
     </message>
     <message>
+        <source>Price</source>
+        <translation>价格</translation>
+    </message>
+    <message>
         <source>Search</source>
         <translation>搜索</translation>
     </message>
     <message>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <source>Copy estimate command</source>
+        <translation>复制 estimate 命令</translation>
+    </message>
+    <message>
+        <source>Copy the gpu-planner estimate command that reproduces the selected plan</source>
+        <translation>复制可复现所选方案的 gpu-planner estimate 命令</translation>
+    </message>
+    <message>
+        <source>no price at {basis}</source>
+        <translation>无{basis}价格</translation>
     </message>
     <message>
         <source>Machine</source>
@@ -1286,8 +1446,20 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>GPU 数量</translation>
     </message>
     <message>
+        <source>Cost (USD, {basis})</source>
+        <translation>成本（美元，{basis}）</translation>
+    </message>
+    <message>
         <source>tp×pp×cp×ep×dp</source>
         <translation>tp×pp×cp×ep×dp</translation>
+    </message>
+    <message>
+        <source>Sequence parallel</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
     </message>
     <message>
         <source>Micro-batch</source>
@@ -1298,12 +1470,12 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>激活重计算</translation>
     </message>
     <message>
-        <source>Days</source>
-        <translation>天</translation>
+        <source>Copied: {command}</source>
+        <translation>已复制：{command}</translation>
     </message>
     <message>
-        <source>Cost</source>
-        <translation>成本</translation>
+        <source>Days</source>
+        <translation>天</translation>
     </message>
     <message>
         <source>Open in Plan</source>
@@ -1320,6 +1492,18 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Cancelled</source>
         <translation>已取消</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>interleaved, vp {vp}</source>
+        <translation>交错，vp {vp}</translation>
     </message>
     <message>
         <source>{n:,} configurations scored in {s:.2f} s; {f:,} fit</source>
@@ -1359,6 +1543,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>show memory in GiB (2^30 bytes) instead of GB (10^9)</source>
         <translation>显存以 GiB（2^30 字节）而非 GB（10^9）显示</translation>
+    </message>
+    <message>
+        <source>Memory margin (%)</source>
+        <translation>显存余量（%）</translation>
+    </message>
+    <message>
+        <source>Free GPU memory a plan must keep beyond the estimate (allocator fragmentation, framework versions); below it a plan that fits is marked tight, and the search does not pick it</source>
+        <translation>方案在估算之外必须保留的空闲显存（分配器碎片、框架版本差异）；低于该值的方案即使能容纳也标为余量不足，搜索不会选择它</translation>
     </message>
     <message>
         <source>Language</source>
@@ -1674,6 +1866,30 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Mode</source>
         <translation>模式</translation>
+    </message>
+    <message>
+        <source>Report</source>
+        <translation>报告</translation>
+    </message>
+    <message>
+        <source>shown with the inputs on the report&apos;s first page</source>
+        <translation>与输入一起显示在报告第一页</translation>
+    </message>
+    <message>
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <source>Project</source>
+        <translation>项目</translation>
+    </message>
+    <message>
+        <source>Author</source>
+        <translation>作者</translation>
+    </message>
+    <message>
+        <source>Notes</source>
+        <translation>备注</translation>
     </message>
     <message>
         <source>auto</source>

@@ -121,21 +121,55 @@ class StackedBarChart(ChartBase):
         self.totals = bottom
 
 
+def category_labels(names: list[str], width: int = 16, lines: int = 3) -> list[str]:
+    """Axis labels for plan names: wrapped on spaces into at most ``lines`` lines of about
+    ``width`` characters (the end of a longer name is cut with "…"); names that would still
+    read the same are numbered, so no two bars carry one label."""
+    import textwrap
+    out = []
+    for n in names:
+        parts = textwrap.wrap(n, width) or [""]
+        if len(parts) > lines:
+            parts = parts[:lines]
+            parts[-1] = parts[-1][:width - 1] + "…"
+        out.append("\n".join(parts))
+    if len(set(out)) < len(out):
+        out = [f"{i + 1}. {o}" for i, o in enumerate(out)]
+    return out
+
+
 class GroupedBarChart(ChartBase):
-    """One metric per plan; the best bar drawn darker."""
+    """One metric per plan; the best bar drawn darker. A plan without the value (no price,
+    no estimate) gets no bar but a note ("no price"), never a bar at 0."""
 
     def __init__(self, title: str, unit: str, parent=None):
         super().__init__(title, parent)
         self.plot.setLabel("left", unit)
         self._bar = pg.BarGraphItem(x=[], height=[], width=0.6, brushes=[])
         self.plot.addItem(self._bar)
+        self._notes: list[pg.TextItem] = []
+        self.missing_text = QCoreApplication.translate("Charts", "n/a")
 
-    def set_data(self, categories: list[str], values: list[float | None], best: int | None = None) -> None:
-        x = np.arange(len(categories), dtype=float)
-        vals = np.array([v if v is not None else 0.0 for v in values], dtype=float)
-        brushes = [pg.mkBrush(PALETTE[0] if i == best else "#a9c1dd") for i in range(len(categories))]
+    def set_data(self, categories: list[str], values: list[float | None], best: int | None = None,
+                 missing_text: str | None = None) -> None:
+        known = [i for i, v in enumerate(values) if v is not None]
+        x = np.array(known, dtype=float)
+        vals = np.array([values[i] for i in known], dtype=float)
+        brushes = [pg.mkBrush(PALETTE[0] if i == best else "#a9c1dd") for i in known]
         self._bar.setOpts(x=x, height=vals, width=0.6, brushes=brushes)
-        self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(categories)]])
+        for t in self._notes:
+            self.plot.removeItem(t)
+        self._notes = []
+        for i, v in enumerate(values):
+            if v is None:
+                t = pg.TextItem(missing_text or self.missing_text, color="#777", anchor=(0.5, 1.0))
+                t.setPos(float(i), 0.0)
+                self.plot.addItem(t)
+                self._notes.append(t)
+        labels = category_labels(categories)
+        self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(labels)]])
+        self.plot.getAxis("bottom").setHeight(16 + 14 * max((c.count("\n") + 1 for c in labels), default=1))
         self.plot.setXRange(-0.6, max(len(categories) - 0.4, 0.6), padding=0)
-        self.plot.setYRange(0, float(vals.max()) * 1.15 if len(vals) and vals.max() > 0 else 1.0, padding=0)
-        self.values = vals
+        top = float(vals.max()) if len(vals) and vals.max() > 0 else 1.0
+        self.plot.setYRange(0, top * 1.15, padding=0)
+        self.values = np.array([np.nan if v is None else v for v in values], dtype=float)

@@ -3,6 +3,7 @@
 QSvgGenerator: vector, and free of pyqtgraph 0.14's SVG exporter bug with closed paths)."""
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, QSize
 from PySide6.QtGui import QPainter
@@ -12,10 +13,33 @@ PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
            "#bab0ac"]
 
 
+def readable_ticks(values, spacing) -> list[str]:
+    """Tick labels as plain numbers with thousands separators (4,000,000, not 4e+06), with
+    as many decimals as the tick spacing needs."""
+    if not spacing or not np.isfinite(spacing) or spacing <= 0:  # pyqtgraph passes None for some levels
+        spacing = min((abs(b - a) for a, b in zip(values, values[1:]) if b != a), default=1.0)
+    decimals = 0 if spacing >= 1 else min(6, int(np.ceil(-np.log10(spacing))))
+    return [f"{v:,.{decimals}f}" for v in values]
+
+
+class ReadableAxis(pg.AxisItem):
+    """An axis whose labels are plain numbers (``readable_ticks``), never scaled by an SI prefix."""
+
+    def __init__(self, orientation, **kw):
+        super().__init__(orientation, **kw)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        if self.logMode:  # a log axis labels powers of ten: pyqtgraph's own strings
+            return super().tickStrings(values, scale, spacing)
+        return readable_ticks([v * scale for v in values], spacing * scale if spacing else None)
+
+
 class ChartBase(QWidget):
     def __init__(self, title: str = "", parent=None):
         super().__init__(parent)
-        self.plot_widget = pg.PlotWidget(background="w")
+        # value axes read 4,000,000, never 4e+06 or an SI-scaled "x1e6"
+        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.plot = self.plot_widget.getPlotItem()
         self.plot.setTitle(title, color="#222", size="11pt")
         self.plot.showGrid(x=False, y=True, alpha=0.25)

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.ui.charts.base import PALETTE, ChartBase
+from planner_app.ui.charts.base import PALETTE, ChartBase, ReadableAxis, readable_ticks  # noqa: F401 - re-exported
 
 
 class ScalingChart(ChartBase):
@@ -46,24 +46,6 @@ class ScalingChart(ChartBase):
             self._curves[name] = c
         c.setVisible(True)
         return c
-
-
-def readable_ticks(values, spacing) -> list[str]:
-    """Tick labels as plain numbers with thousands separators (4,000,000, not 4e+06), with
-    as many decimals as the tick spacing needs."""
-    decimals = 0 if spacing >= 1 else min(6, int(np.ceil(-np.log10(spacing))))
-    return [f"{v:,.{decimals}f}" for v in values]
-
-
-class ReadableAxis(pg.AxisItem):
-    """An axis whose labels are plain numbers (``readable_ticks``), never scaled by an SI prefix."""
-
-    def __init__(self, orientation, **kw):
-        super().__init__(orientation, **kw)
-        self.enableAutoSIPrefix(False)
-
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
-        return readable_ticks([v * scale for v in values], spacing * scale)
 
 
 class ParetoChart(ChartBase):

@@ -20,8 +20,9 @@ METRICS = (
      lambda e, o: "{tp}×{pp}×{cp}×{ep}×{dp}, Z{zero}".format(**e["parallel"]) if "parallel" in e else f"tp {o.get('tp', 1)}"),
     ("memory_gb", QT_TRANSLATE_NOOP("Compare", "Memory per GPU"), "GB", "min", lambda e, o: e["memory"]["device_bytes"] / 1e9),
     ("capacity_gb", QT_TRANSLATE_NOOP("Compare", "GPU memory"), "GB", None, lambda e, o: e["memory"]["capacity_bytes"] / 1e9),
-    ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: QCoreApplication.translate("Compare", "yes") if e["memory"]["fits"]
-     else QCoreApplication.translate("Compare", "NO")),
+    ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: _fits_text(e, o)),
+    ("free_gb", QT_TRANSLATE_NOOP("Compare", "Free memory per GPU"), "GB", None,
+     lambda e, o: (e["memory"]["capacity_bytes"] - e["memory"]["device_bytes"]) / 1e9),
     ("step_s", QT_TRANSLATE_NOOP("Compare", "Step time"), "s", "min", lambda e, o: e["time"].get("step_s")),
     ("tokens_per_s", QT_TRANSLATE_NOOP("Compare", "Tokens/s"), "", "max", lambda e, o: e["time"].get("tokens_per_s", e["time"].get("decode_tokens_per_s"))),
     ("mfu", QT_TRANSLATE_NOOP("Compare", "MFU"), "%", "max", lambda e, o: e["time"]["mfu"] * 100 if "mfu" in e["time"] else None),
@@ -36,7 +37,16 @@ METRICS = (
 )
 
 
-def compare_rows(results: list[dict]) -> tuple[list[dict], set]:
+def _fits_text(e: dict, o: dict) -> str:
+    """yes / tight (fits with less free than the margin in ``o``) / NO."""
+    from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+    m = e["memory"]
+    v = memory_verdict(m["device_bytes"], m["capacity_bytes"], o.get("_min_headroom", DEFAULT_MIN_HEADROOM_FRACTION))
+    return {"fits": QCoreApplication.translate("Compare", "yes"), "tight": QCoreApplication.translate("Compare", "tight"),
+            "does_not_fit": QCoreApplication.translate("Compare", "NO")}[v]
+
+
+def compare_rows(results: list[dict], min_headroom_fraction: float | None = None) -> tuple[list[dict], set]:
     """Rows = metrics, one column per plan; the best cell of each comparable row."""
     rows, bold = [], set()
     for r_i, (key, label, unit, better, get) in enumerate(METRICS):
@@ -45,8 +55,10 @@ def compare_rows(results: list[dict]) -> tuple[list[dict], set]:
         vals = []
         for j, res in enumerate(results):
             e = res.get("estimate")
+            opts = res["options"] if min_headroom_fraction is None else {**res["options"],
+                                                                          "_min_headroom": min_headroom_fraction}
             try:
-                v = get(e, res["options"]) if e else (res.get("error", "error")[:60] if r_i == 0 else None)
+                v = get(e, opts) if e else (res.get("error", "error")[:60] if r_i == 0 else None)
             except (KeyError, TypeError):
                 v = None
             row[f"p{j}"] = v
@@ -93,10 +105,16 @@ class AddInstancesDialog(QDialog):
 
 
 class ComparePage(RecomputeWhenVisible, QWidget):
+    def set_min_headroom(self, fraction: float) -> None:
+        self.min_headroom_fraction = fraction
+        if self.results:
+            self._show(self.results)
+
     def __init__(self, doc, db, parent=None):
         super().__init__(parent)
         self.doc, self.db = doc, db
         self.results = []
+        self.min_headroom_fraction = None  # the user's memory margin (Settings); None: the engine's default
         self.slot = TaskSlot(self)
         self.slot.succeeded.connect(self._show)
         self.slot.failed.connect(lambda e: self.status.setText(str(e)))
@@ -156,7 +174,7 @@ class ComparePage(RecomputeWhenVisible, QWidget):
     def _show(self, results):
         self.results = results
         names = [r["name"] for r in results]
-        rows, bold = compare_rows(results)
+        rows, bold = compare_rows(results, self.min_headroom_fraction)
         self.model.set_columns([Column("metric", self.tr("Metric"))] +
                                [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
         self.model.set_rows(rows, bold)
@@ -169,7 +187,7 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         self.status.setText(self.tr("{n} plans; bold = best among the plans that fit").format(n=len(results))
                             + ("\n" + "\n".join(errs) if errs else ""))
         ests = [r.get("estimate") for r in results]
-        short = [n if len(n) <= 14 else n[:13] + "…" for n in names]
+        short = list(names)  # the chart wraps and numbers them (bars.category_labels)
 
         def series(get):
             vals = []
@@ -200,4 +218,4 @@ class ComparePage(RecomputeWhenVisible, QWidget):
             self.time_chart.set_data(short, tps, best_of(tps, max))
             cost = series(lambda e: e["cost"].get("usd_per_million_tokens"))
             self.cost_chart.set_title(self.tr("USD per million tokens"))
-        self.cost_chart.set_data(short, cost, best_of(cost))
+        self.cost_chart.set_data(short, cost, best_of(cost), missing_text=self.tr("no price"))

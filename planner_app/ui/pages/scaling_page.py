@@ -34,18 +34,21 @@ def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool)
 
         from planner_app import scenario
         from planner_app.cli_estimate import OPTION_DEFAULTS, build_request, training_setup_and_plan
-        from planner_app.core.scaling import scaling_curve
+        from planner_app.core.scaling import scaling_curve, skipped_node_counts
         if sc["workload"].get("mode", "training") != "training":
             raise ValueError("scaling curves are for training plans; the workload is inference")
         opts = {**OPTION_DEFAULTS, **scenario.plan_options(sc, sc.get("chosen_plan", 0))}
-        out = {}
+        out = {"curves": {}, "nics": {}, "skipped": {}, "gpus_per_node": None}
         for i, fab in enumerate(fabrics):
             if cancelled():
                 return None
             args = SimpleNamespace(**{**opts, "fabric": fab})
             model, hw, per_node, _, _ = build_request(args, db)
             setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
-            out[fab] = scaling_curve(model, hw, setup, plan, nodes, weak=weak)
+            out["curves"][fab] = scaling_curve(model, hw, setup, plan, nodes, weak=weak)
+            out["nics"][fab] = hw.nics_per_node
+            out["skipped"] = skipped_node_counts(nodes, plan)
+            out["gpus_per_node"] = plan.gpus_per_node
             progress((i + 1) / len(fabrics), fab)
         return out
     return run
@@ -85,8 +88,9 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         right = QVBoxLayout()
         self.chart = ScalingChart()
         right.addWidget(self.chart, 3)
-        self.model = RowsTableModel([Column("fabric", self.tr("Network")), Column("nodes", self.tr("Nodes")),
-                                     Column("gpus", self.tr("GPUs")),
+        self.model = RowsTableModel([Column("fabric", self.tr("Network")),
+                                     Column("nics", self.tr("NICs per node")), Column("nodes", self.tr("Nodes")),
+                                     Column("gpus", self.tr("GPUs")), Column("fits", self.tr("Fits")),
                                      Column("tokens_per_s", self.tr("Tokens/s"), fmt=lambda v: f"{v:,.0f}"),
                                      Column("efficiency", self.tr("Efficiency"), "%", fmt=lambda v: f"{v * 100:.1f}"),
                                      Column("no_overlap", self.tr("No-overlap reference"), "%",
@@ -96,6 +100,9 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
         right.addWidget(self.table, 2)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        right.addWidget(self.notes)
         lay.addLayout(right, 3)
         self.nodes.textEdited.connect(self.request_recompute)
         self.weak.toggled.connect(self.request_recompute)
@@ -121,19 +128,30 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         self.error.setText("")
         self.slot.start(scaling_task(self.doc.snapshot(), self.db, fabrics, nodes, self.weak.isChecked()))
 
-    def _show(self, curves):
-        if curves is None:
+    def _show(self, out):
+        if out is None:
             return
+        curves = out["curves"]
         self.curves = curves
         names = self.fabric_list.labels()
         main, ref, rows = {}, {}, []
+        yes, no = self.tr("yes"), self.tr("NO")
         for fab, pts in curves.items():
             label = names.get(fab, fab)
             main[label] = ([p.nodes for p in pts], [p.efficiency for p in pts])
             ref[label] = ([p.nodes for p in pts], [p.no_overlap_efficiency for p in pts])
-            rows += [{"fabric": label, "nodes": p.nodes, "gpus": p.gpus, "tokens_per_s": p.tokens_per_s,
-                      "efficiency": p.efficiency, "no_overlap": p.no_overlap_efficiency, "step_s": p.step_s}
+            rows += [{"fabric": label, "nics": out["nics"].get(fab), "nodes": p.nodes, "gpus": p.gpus,
+                      "tokens_per_s": p.tokens_per_s, "efficiency": p.efficiency,
+                      "no_overlap": p.no_overlap_efficiency, "step_s": p.step_s, "fits": yes if p.fits else no}
                      for p in pts]
         self.chart.set_curves(main, ref)
         self.model.set_rows(rows)
         self.table.resizeColumnsToContents()
+        notes = [self.tr("Each node: {g} GPUs; NICs per node as in the table (the plan's NICs per node, else the "
+                         "instance's, else one per GPU)").format(g=out["gpus_per_node"])]
+        if out["skipped"]:
+            notes.append(self.tr("Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups "
+                                 "of the plan").format(counts=", ".join(str(n) for n in out["skipped"])))
+        if any(not p.fits for pts in curves.values() for p in pts):
+            notes.append(self.tr("Rows marked NO under Fits do not fit in GPU memory at that count"))
+        self.notes.setText("\n".join(notes))

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLab
                                QTableView, QVBoxLayout, QWidget)
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel
@@ -28,7 +29,7 @@ def price_basis_labels() -> dict:
 
 
 def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
-                price_basis: str = "on_demand"):
+                price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
     def run(progress, cancelled):
         from planner_app.cli_search import build_candidates, default_global_batch
         from planner_app.core.cost import DEFAULT_CNY_PER_USD
@@ -57,7 +58,8 @@ def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, de
                      recipe=recipe, framework=fw, optimizer=w.get("optimizer") or "adamw",
                      attention=w.get("attention") or "flash", deadline_days=deadline, budget_usd=budget,
                      objective=objective, top=top, price_basis=price_basis,
-                     model_ref=w["model"] if isinstance(w["model"], str) else model.name)
+                     model_ref=w["model"] if isinstance(w["model"], str) else model.name,
+                     **({} if min_headroom_fraction is None else {"min_headroom_fraction": min_headroom_fraction}))
         progress(1.0, "done")
         return {"result": res, "seq_len": seq, "global_batch": gbs}
     return run
@@ -70,6 +72,7 @@ class SearchPage(QWidget):
         super().__init__(parent)
         self.doc, self.db = doc, db
         self.result = None
+        self.min_headroom_fraction = DEFAULT_MIN_HEADROOM_FRACTION  # the user's margin (Settings)
         self.slot = TaskSlot(self)
         self.slot.succeeded.connect(self._show)
         self.slot.failed.connect(self._failed)
@@ -153,7 +156,11 @@ class SearchPage(QWidget):
         self.status.setText(self.tr("Searching…"))
         self.slot.start(search_task(self.doc.snapshot(), self.db, machines, self.max_gpus.value(),
                                     self.deadline.value(), self.budget.value(), self.objective.value(),
-                                    self.top.value(), self.price_basis.value()))
+                                    self.top.value(), self.price_basis.value(), self.min_headroom_fraction))
+
+    def set_min_headroom(self, fraction: float) -> None:
+        """The user's memory margin (Settings): the next search keeps at least this much free."""
+        self.min_headroom_fraction = fraction
 
     def _idle(self):
         self.run_button.setEnabled(True)
