@@ -151,12 +151,31 @@ def run(files=(), smoke_test: bool = False) -> int:
             win.doc.load_data(restore, path=restore.get("meta", {}).get("autosave_of", ""), dirty=True)
     if smoke_test:
         return smoke(app, win)
+    if os.environ.get("PLANNER_EXIT_AFTER_RESULTS"):
+        _exit_after_results(app, win)  # benchmarks/gui_speed.py: launch to results on screen
     win.show()
     if not settings.get("first_run_done"):
         settings.set("first_run_done", True)
         win.statusBar().showMessage(win.tr("Welcome: an example scenario is open. Edit the Workload and Plan pages, "
                                            "or File ▸ Open Example for more."), 15000)
     return app.exec()
+
+
+def _exit_after_results(app, win) -> None:
+    """Print ``RESULTS <unix time>`` once the Plan page's first estimate has been painted, then
+    quit: what benchmarks/gui_speed.py times from the launch of ``gpu-planner gui``."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class Painted(QObject):
+        def eventFilter(self, obj, ev):  # noqa: N802 - Qt override
+            if ev.type() == QEvent.Paint and win.plan_page.last_estimate is not None:
+                print(f"RESULTS {time.time():.6f}", flush=True)
+                QTimer.singleShot(0, app.quit)
+                obj.removeEventFilter(self)
+            return False
+
+    f = Painted(win)
+    win.plan_page.estimated.connect(lambda _e: win.plan_page.verdict.installEventFilter(f))
 
 
 def smoke(app, win) -> int:

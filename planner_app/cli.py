@@ -186,7 +186,10 @@ def _document(parser) -> None:
         action.help = text.replace("%", "%%") if "%(" not in text else text
 
 
-def build_parser() -> Parser:
+def build_parser(document: bool = True) -> Parser:
+    """The whole command line; ``document=False`` skips filling in help texts and defaults
+    (main does, unless help is asked for: it keeps the engine's import off ``gpu-planner gui``'s
+    start-up)."""
     from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
     from planner_app.core.setup import KV_DTYPES, WEIGHT_DTYPES
 
@@ -271,7 +274,8 @@ def build_parser() -> Parser:
     gui = sub.add_parser("gui", help="open the desktop app")
     gui.add_argument("--smoke-test", action="store_true", help="open, visit every page, exit 0")
     gui.add_argument("scenario", nargs="?")
-    _document(ap)
+    if document:
+        _document(ap)
     return ap
 
 
@@ -288,7 +292,7 @@ def _input_error_line(prog: str, e) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+    parser = build_parser(document=any(a in ("-h", "--help") for a in argv))
     try:
         args = parser.parse_args(argv)
     except UsageError as e:

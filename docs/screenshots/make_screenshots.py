@@ -1,12 +1,24 @@
-"""Screenshots of every page at 1440x900 (offscreen): python docs/screenshots/make_screenshots.py
-Runs the real app on the example scenario: waits for each page's background work (the
-search and a quick CPU probe run for real) before grabbing."""
+"""Screenshots of every page from a real window (Qt's xcb platform on an X server), in
+English and Chinese, at 1440x900 and at the size the app opens with on a 1366x768 laptop
+screen (the default window size, MainWindow.default_window_size):
+
+    python docs/screenshots/make_screenshots.py            # starts Xvfb itself (apt-get install xvfb)
+
+Each (language, size) runs in its own process on its own Xvfb screen; the real app runs on the
+example scenario and waits for each page's background work (the search and a quick CPU probe
+run for real) before grabbing. Files: ``<page>[-default][-zh_CN].png``.
+"""
 import os
+import shutil
+import subprocess
 import sys
 import time
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PAGES = ["workload", "plan", "compare", "scaling", "search", "probe", "specs"]
+# (suffix, X screen, window size or None for the app's default on that screen)
+SIZES = (("", "1920x1080", (1440, 900)), ("-default", "1366x768", None))
 
 
 def wait(app, cond, timeout_s=60):
@@ -14,25 +26,26 @@ def wait(app, cond, timeout_s=60):
     end = time.perf_counter() + timeout_s
     while not cond() and time.perf_counter() < end:
         app.processEvents(QEventLoop.AllEvents, 50)
-    settle = time.perf_counter() + 0.4
+    settle = time.perf_counter() + 0.5
     while time.perf_counter() < settle:
         app.processEvents(QEventLoop.AllEvents, 50)
 
 
-def main(out_dir=HERE, lang="en"):
+def shoot(out_dir: str, lang: str, suffix: str, size) -> list[str]:
+    """In this process: the app on the current X display, every page grabbed."""
     from planner_app import i18n
     from planner_app.app import build_window, create_app, install_cjk_font
     app = create_app()
     i18n.install(lang)
     install_cjk_font(app)
     win = build_window()
-    win.resize(1440, 900)
+    if size:
+        win.resize(*size)
     win.show()
     shots = []
-    suffix = "" if lang == "en" else f"-{lang}"
-    for i, (title, page) in enumerate(win.pages):
+    tail = suffix + ("" if lang == "en" else f"-{lang}")
+    for i, name in enumerate(PAGES):
         win.nav.setCurrentRow(i)
-        name = ["workload", "plan", "compare", "scaling", "search", "probe", "specs"][i]
         if name == "plan":
             wait(app, lambda: win.plan_page.last_estimate is not None)
         elif name == "compare":
@@ -48,17 +61,52 @@ def main(out_dir=HERE, lang="en"):
             wait(app, lambda: win.probe_page.result is not None, 180)
         elif name == "specs":
             win.specs_page.views["gpus"].selectRow(0)
+            wait(app, lambda: True)
         else:
             wait(app, lambda: True)
-        path = os.path.join(out_dir, f"{name}{suffix}.png")
+        path = os.path.join(out_dir, f"{name}{tail}.png")
         win.grab().save(path)
-        shots.append(path)
+        shots.append(f"{path} {win.width()}x{win.height()}")
     win.doc._set_dirty(False)
     win.shutdown()
     win.close()
-    for s in shots:
-        print(s)
+    return shots
+
+
+def main(out_dir: str = HERE) -> int:
+    xvfb = shutil.which("Xvfb")
+    if not xvfb:
+        print("Xvfb is not installed (apt-get install xvfb)", file=sys.stderr)
+        return 2
+    display = 77
+    for lang in ("en", "zh_CN"):
+        for suffix, screen, size in SIZES:
+            display += 1
+            server = subprocess.Popen([xvfb, f":{display}", "-screen", "0", f"{screen}x24", "-nolisten", "tcp"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(1.0)
+                env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb",
+                           PLANNER_USER_DIR=os.path.join("/tmp", f"planner-shots-{display}"))
+                arg = "" if size is None else f"{size[0]}x{size[1]}"
+                r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg], env=env,
+                                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+                print(r.stdout, end="")
+                if r.returncode:
+                    print(r.stderr[-3000:], file=sys.stderr)
+                    return r.returncode
+            finally:
+                server.terminate()
+                server.wait(10)
+    return 0
 
 
 if __name__ == "__main__":
-    main(lang=sys.argv[1] if len(sys.argv) > 1 else "en")
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        out, lang, suffix, arg = sys.argv[2:6]
+        size = tuple(int(v) for v in arg.split("x")) if arg else None
+        sys.path.insert(0, ROOT)
+        for line in shoot(out, lang, suffix, size):
+            print(line)
+        sys.exit(0)
+    sys.exit(main())

@@ -13,12 +13,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QListWidg
 
 from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.document import ScenarioDocument, clear_autosave
-from planner_app.ui.pages.compare_page import ComparePage
 from planner_app.ui.pages.plan_page import PlanPage
-from planner_app.ui.pages.probe_page import ProbePage
-from planner_app.ui.pages.scaling_page import ScalingPage
-from planner_app.ui.pages.search_page import SearchPage
-from planner_app.ui.pages.specs_page import SpecsPage
 from planner_app.ui.pages.workload_page import WorkloadPage
 from planner_app.ui.settings import Settings, SettingsDialog
 from planner_app.ui.workers import TaskSlot
@@ -45,6 +40,7 @@ class MainWindow(QMainWindow):
         self.settings.apply()
         self.doc = ScenarioDocument(self)
         self.meeting = False
+        self._closing = False
         self._base_font = QApplication.font()
         self.setWindowTitle("GPU Capacity Planner")
         central = QWidget()
@@ -59,26 +55,25 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
+        # Workload and Plan are built now; the other pages when first shown or, at the latest, one by
+        # one once the first estimate is on screen (start-up to results: benchmarks/gui_speed.py).
+        self._userdb, self._sample_fn = userdb, sample_fn
+        self._built: dict[str, QWidget] = {}
+        self._page_titles = [(k, t) for k, t in (
+            ("workload", self.tr("Workload")), ("plan", self.tr("Plan")), ("compare", self.tr("Compare")),
+            ("scaling", self.tr("Scaling")), ("search", self.tr("Search")), ("probe", self.tr("Probe")),
+            ("specs", self.tr("Specs")))]
         self.workload_page = WorkloadPage(self.doc, db)
         self.plan_page = PlanPage(self.doc, db)
-        self.compare_page = ComparePage(self.doc, db)
-        self.scaling_page = ScalingPage(self.doc, db)
-        self.search_page = SearchPage(self.doc, db)
-        self.probe_page = ProbePage(self.doc, db, userdb=userdb, sample_fn=sample_fn)
-        self.specs_page = SpecsPage(self.doc, db, userdb=userdb)
-        self.pages = [(self.tr("Workload"), self.workload_page), (self.tr("Plan"), self.plan_page),
-                      (self.tr("Compare"), self.compare_page), (self.tr("Scaling"), self.scaling_page),
-                      (self.tr("Search"), self.search_page), (self.tr("Probe"), self.probe_page),
-                      (self.tr("Specs"), self.specs_page)]
-        for title, page in self.pages:
+        self._built.update(workload=self.workload_page, plan=self.plan_page)
+        for key, title in self._page_titles:
             self.nav.addItem(title)
-            self.stack.addWidget(page)
-        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+            self.stack.addWidget(self._built.get(key) or QWidget())
+        self.nav.currentRowChanged.connect(self._show_page)
         self.nav.setCurrentRow(1)
+        self.plan_page.estimated.connect(self._build_pages_when_idle)
 
         self._apply_margin()
-        self.search_page.open_plan.connect(self.open_search_plan)
-        self.specs_page.database_changed.connect(self.plan_page.schedule_recompute)
         self.doc.dirty_changed.connect(lambda _d: self._update_title())
         self.doc.path_changed.connect(lambda _p: self._update_title())
         self.report_slot = TaskSlot(self)
@@ -97,6 +92,72 @@ class MainWindow(QMainWindow):
         else:
             self.resize(default_window_size(self.screen().availableGeometry().size()))
         self._update_title()
+
+    # ---- pages ------------------------------------------------------------------------------
+    def _make_page(self, key: str) -> QWidget:
+        doc, db = self.doc, self.db
+        if key == "compare":
+            from planner_app.ui.pages.compare_page import ComparePage
+            return ComparePage(doc, db)
+        if key == "scaling":
+            from planner_app.ui.pages.scaling_page import ScalingPage
+            return ScalingPage(doc, db)
+        if key == "search":
+            from planner_app.ui.pages.search_page import SearchPage
+            page = SearchPage(doc, db)
+            page.open_plan.connect(self.open_search_plan)
+            return page
+        if key == "probe":
+            from planner_app.ui.pages.probe_page import ProbePage
+            return ProbePage(doc, db, userdb=self._userdb, sample_fn=self._sample_fn)
+        if key == "specs":
+            from planner_app.ui.pages.specs_page import SpecsPage
+            page = SpecsPage(doc, db, userdb=self._userdb)
+            page.database_changed.connect(self.plan_page.schedule_recompute)
+            return page
+        raise KeyError(key)
+
+    def page(self, key: str) -> QWidget:
+        """The page ``key``, built (and put in its place in the stack) on first use."""
+        built = self._built.get(key)
+        if built is None:
+            index = [k for k, _t in self._page_titles].index(key)
+            built = self._make_page(key)
+            self._built[key] = built
+            placeholder = self.stack.widget(index)
+            current = self.stack.currentIndex()
+            self.stack.insertWidget(index, built)
+            self.stack.removeWidget(placeholder)
+            placeholder.deleteLater()
+            self.stack.setCurrentIndex(current)
+            if hasattr(built, "set_min_headroom"):
+                built.set_min_headroom(self.settings.get("min_headroom_pct") / 100)
+        return built
+
+    compare_page = property(lambda self: self.page("compare"))
+    scaling_page = property(lambda self: self.page("scaling"))
+    search_page = property(lambda self: self.page("search"))
+    probe_page = property(lambda self: self.page("probe"))
+    specs_page = property(lambda self: self.page("specs"))
+
+    @property
+    def pages(self) -> list[tuple[str, QWidget]]:
+        return [(title, self.page(key)) for key, title in self._page_titles]
+
+    def _show_page(self, index: int) -> None:
+        self.page(self._page_titles[index][0])
+        self.stack.setCurrentIndex(index)
+
+    def _build_pages_when_idle(self, *_args) -> None:
+        """After the first estimate is on screen: the remaining pages, one per event-loop turn."""
+        self.plan_page.estimated.disconnect(self._build_pages_when_idle)
+        keys = [k for k, _t in self._page_titles if k not in self._built]
+
+        def next_page():
+            if keys and not self._closing:
+                self.page(keys.pop(0))
+                QTimer.singleShot(0, next_page)
+        QTimer.singleShot(0, next_page)
 
     # ---- menus ------------------------------------------------------------------------------
     def _action(self, menu, text, slot, shortcut=None, checkable=False):
@@ -125,7 +186,7 @@ class MainWindow(QMainWindow):
         self._action(f, self.tr("Se&ttings…"), self.settings_dialog, "Ctrl+,")
         self._action(f, self.tr("&Quit"), self.close, "Ctrl+Q")
         v = mb.addMenu(self.tr("&View"))
-        for i, (title, _page) in enumerate(self.pages):
+        for i, (_key, title) in enumerate(self._page_titles):
             self._action(v, title, partial(self._go_page, i), f"Ctrl+{i + 1}")
         v.addSeparator()
         self.meeting_action = self._action(v, self.tr("&Meeting Mode"), self.toggle_meeting, "F11", checkable=True)
@@ -374,7 +435,7 @@ class MainWindow(QMainWindow):
     def _apply_margin(self):
         """The user's memory margin (Settings) on every page that calls a plan tight."""
         fraction = self.settings.get("min_headroom_pct") / 100
-        for page in (self.plan_page, self.compare_page, self.search_page):
+        for page in self._built.values():
             if hasattr(page, "set_min_headroom"):
                 page.set_min_headroom(fraction)
 
@@ -399,11 +460,14 @@ class MainWindow(QMainWindow):
 
     def shutdown(self):
         """Stop timers, threads and subprocesses; forget the autosave (closed cleanly)."""
+        self._closing = True
         self.autosave_timer.stop()
-        self.probe_page.stop_telemetry()
-        for slot in (self.plan_page.slot, self.compare_page.slot, self.scaling_page.slot, self.search_page.slot,
-                     self.probe_page.slot, self.report_slot):
-            slot.cancel()
+        if "probe" in self._built:
+            self._built["probe"].stop_telemetry()
+        for page in self._built.values():
+            if getattr(page, "slot", None) is not None:
+                page.slot.cancel()
+        self.report_slot.cancel()
         from PySide6.QtCore import QThreadPool
         QThreadPool.globalInstance().waitForDone(10000)
         self.settings.q.setValue("geometry", self.saveGeometry())

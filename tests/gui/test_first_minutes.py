@@ -263,3 +263,25 @@ def test_cli_matches_the_plan_page_for_the_example(window):
     cli = estimate_from_options(scenario.plan_options(window.doc.data, window.plan_page.index), window.db)
     assert cli["memory"]["verdict"] in ("fits", "tight", "does_not_fit")
     assert est["memory"]["device_bytes"] == cli["memory"]["device_bytes"]
+
+
+def test_pages_other_than_plan_are_built_after_the_first_results(qtbot, settings, userdb):
+    """Start-up builds Workload and Plan only; the rest follow once results are on screen (or
+    at once when the user opens one)."""
+    from PySide6.QtCore import QThreadPool
+
+    from planner_app.app import build_window
+    win = build_window(settings=settings, userdb=userdb)
+    try:
+        assert set(win._built) == {"workload", "plan"}
+        win.nav.setCurrentRow(6)  # the user opens Specs before the estimate arrives
+        assert "specs" in win._built and win.stack.currentWidget() is win.specs_page
+        win.show()
+        qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
+        qtbot.waitUntil(lambda: len(win._built) == 7, timeout=20000)
+        assert [win.stack.widget(i) for i in range(7)] == [p for _t, p in win.pages]
+    finally:
+        win.doc._set_dirty(False)
+        win.close()
+        win.deleteLater()
+    assert QThreadPool.globalInstance().activeThreadCount() == 0

@@ -28,7 +28,10 @@ class ChartLegend(QWidget):
         self.entries: list[tuple[str, str]] = []  # (label, colour) as shown
 
     def set_entries(self, entries: list[tuple[str, str, str]]) -> None:
-        """``entries``: (label, colour, style) with style "box" or "line"."""
+        """``entries``: (label, colour, style) with style "box" or "line". Unchanged entries
+        keep their widgets (an edit redraws the chart ~10 times a second)."""
+        if [(e[0], e[1]) for e in entries] == self.entries:
+            return
         while self.grid.count():
             item = self.grid.takeAt(0)
             if item.widget() is not None:

@@ -160,6 +160,8 @@ class SpecsPage(QWidget):
             view.setSelectionMode(QAbstractItemView.SingleSelection)
             view.verticalHeader().setVisible(False)
             view.setAlternatingRowColors(True)
+            # sizing columns reads every cell (~1 s for the instance table at start-up): the first 40 rows do
+            view.horizontalHeader().setResizeContentsPrecision(40)
             view.selectionModel().selectionChanged.connect(lambda *_a: self.show_details())
             self.models[kind], self.proxies[kind], self.views[kind] = model, proxy, view
             self.tabs.addTab(view, title)
@@ -192,8 +194,20 @@ class SpecsPage(QWidget):
         for kind, df in tables.items():
             rows = [{k: _clean(v) for k, v in r.items()} for r in df.to_dict("records")]
             self.models[kind].set_rows(rows)
-            self.views[kind].resizeColumnsToContents()
+        self._columns_sized = False
+        if self.isVisible():
+            self._size_columns()
         self._count()
+
+    def _size_columns(self):
+        for view in self.views.values():
+            view.resizeColumnsToContents()
+        self._columns_sized = True
+
+    def showEvent(self, event):  # noqa: N802 - Qt override: columns are sized when first seen
+        super().showEvent(event)
+        if not self._columns_sized:
+            self._size_columns()
 
     def _filter(self, text):
         for p in self.proxies.values():
