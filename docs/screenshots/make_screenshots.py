@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,8 +87,9 @@ def main(out_dir: str = HERE) -> int:
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
                 time.sleep(1.0)
-                env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb",
-                           PLANNER_USER_DIR=os.path.join("/tmp", f"planner-shots-{display}"))
+                home = tempfile.mkdtemp(prefix="planner-shots-")  # a first start: no saved window geometry
+                env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb", PLANNER_USER_DIR=home,
+                           XDG_CONFIG_HOME=home)
                 arg = "" if size is None else f"{size[0]}x{size[1]}"
                 r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg], env=env,
                                    cwd=ROOT, capture_output=True, text=True, timeout=600)

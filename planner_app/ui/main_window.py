@@ -87,10 +87,10 @@ class MainWindow(QMainWindow):
         self.autosave_timer.timeout.connect(self.doc.autosave)
         self.autosave_timer.start()
         geo = self.settings.q.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
-        else:
-            self.resize(default_window_size(self.screen().availableGeometry().size()))
+        avail = self.screen().availableGeometry().size()
+        if not (isinstance(geo, QByteArray) and self.restoreGeometry(geo)) or \
+                self.width() > avail.width() or self.height() > avail.height():
+            self.resize(default_window_size(avail))  # first start, or saved on a larger screen
         self._update_title()
 
     # ---- pages ------------------------------------------------------------------------------

@@ -60,8 +60,9 @@ VERDICT_STYLE = "font-size: 16pt; font-weight: bold; padding: 6px; "
 
 
 def _lines_html(lines: list[str]) -> str:
-    """One price a line; a line never breaks inside (Qt rich text honours white-space: nowrap)."""
-    return "<br>".join(f"<span style='white-space:nowrap'>{html.escape(x)}</span>" for x in lines)
+    """One price a line; a line never breaks inside: no-break spaces and hyphens (Qt's label
+    layout breaks at a hyphen even under white-space: nowrap)."""
+    return "<br>".join(html.escape(x).replace(" ", "&nbsp;").replace("-", "\u2011") for x in lines)
 
 
 def breakdown_labels() -> dict:

@@ -178,7 +178,7 @@ class SpecsPage(QWidget):
         self.details.setOpenExternalLinks(True)
         split.addWidget(self.details)
         split.setSizes([1000, 400])
-        lay.addWidget(split)
+        lay.addWidget(split, 1)
         self.count = QLabel()
         lay.addWidget(self.count)
         self.filter.textChanged.connect(self._filter)
@@ -241,11 +241,13 @@ class SpecsPage(QWidget):
                  f"<p><b>{source_l}:</b> <a href='{html.escape(src)}'>{html.escape(src)}</a><br>"
                  f"<b>{date_l}:</b> {html.escape(str(date))}<br>"
                  f"<b>{origin_l}:</b> {html.escape(str(row.get('origin', '')))}</p><table>"]
+        labels = {key: QCoreApplication.translate("Specs", header) for key, header in SHOWN[self.kind()]}
         for k, v in row.items():
             if v is None or k in ("source_url",):
                 continue
-            parts.append(f"<tr><td style='color:#555;padding-right:8px'>{html.escape(k)}</td>"
-                         f"<td>{html.escape(str(v))}</td></tr>")
+            shown = labels.get(k, k)  # the table's header where the column is shown, else the CSV name
+            parts.append(f"<tr><td style='color:#555;padding-right:8px'>{html.escape(shown)}</td>"
+                         f"<td>{html.escape(price_text(v, row) if k in PRICE_COLUMNS else str(v))}</td></tr>")
         parts.append("</table>")
         self.details.setHtml("".join(parts))
 

@@ -54,7 +54,9 @@ class WorkloadPage(QWidget):
         self.error.setStyleSheet("color: #b00;")
         self.error.setWordWrap(True)
         mform.addRow(self.error)
-        root.addWidget(mbox, 1)
+        left = QVBoxLayout()
+        left.addWidget(mbox, 1)
+        root.addLayout(left, 1)
 
         # ---- setup ------------------------------------------------------------------------
         sbox = QGroupBox(self.tr("Setup"))
@@ -80,7 +82,7 @@ class WorkloadPage(QWidget):
         rform.addRow(self.tr("Project"), self.meta_fields["project"])
         rform.addRow(self.tr("Author"), self.meta_fields["author"])
         rform.addRow(self.tr("Notes"), self.notes)
-        slay.addWidget(rbox)
+        left.addWidget(rbox)
         slay.addStretch(1)
         root.addWidget(sbox, 1)
 
