@@ -61,6 +61,7 @@ class ProbePage(QWidget):
         inv = QTableView()
         inv.setModel(self.inv_model)
         inv.verticalHeader().setVisible(False)
+        inv.setMinimumHeight(60)  # one GPU row and the header; the benchmarks below need the height more
         il.addWidget(inv)
         top.addWidget(inv_box, 2)
         tel_box = QGroupBox(self.tr("Live telemetry"))
@@ -105,9 +106,12 @@ class ProbePage(QWidget):
         res.setModel(self.res_model)
         res.horizontalHeader().setStretchLastSection(True)
         res.verticalHeader().setVisible(False)
-        bl.addWidget(res, 1)
+        res.verticalHeader().setDefaultSectionSize(22)
+        res.setMinimumHeight(3 * 22 + 26)  # a laptop-height window still shows a few results
+        bl.addWidget(res, 2)
         self.verdicts = QListWidget()
         self.verdicts.setWordWrap(True)
+        self.verdicts.setMinimumHeight(40)
         self.verdicts.setMaximumHeight(110)
         bl.addWidget(self.verdicts)
         mid.addWidget(bench_box, 3)
