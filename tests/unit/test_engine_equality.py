@@ -150,8 +150,7 @@ def differences(db, seed=SEED):
     return n, diffs
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: the vector step time has no breakdown and misaligns uneven "
-                                        "vocabulary shards (GPT-2, BERT with tp > 1)")
+
 def test_search_equals_single_estimate(db):
     n, diffs = differences(db)
     assert n >= MIN_CONFIGS
