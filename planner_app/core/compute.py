@@ -105,12 +105,33 @@ def gemm_time_s(flops, peak_tflops, eff: Efficiency, align: int = 8):
 
 def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 16):
     """One fused attention kernel of ``flops`` FLOPs."""
+    return flops / (peak_tflops * 1e12 * attention_efficiency(head_dim, eff, bits)) + eff.attn_overhead_s
+
+
+FP32_ATTENTION_EFFICIENCY = 0.33  # memory-efficient kernel on fp32 inputs (GPT-2 fp32 profile)
+
+
+def attention_efficiency(head_dim: int, eff: Efficiency, bits: int = 16) -> float:
+    """Fraction of peak a fused attention kernel reaches: a(d) = attn_max for head size 128,
+    0.89 attn_max for 64, linear below (module docstring)."""
     if bits == 32:
-        e = 0.33
-    else:
-        e = eff.attn_max * min(1.0, 0.89 + 0.11 * (head_dim - 64) / 64) if head_dim >= 64 else \
-            eff.attn_max * 0.89 * head_dim / 64
-    return flops / (peak_tflops * 1e12 * e) + eff.attn_overhead_s
+        return FP32_ATTENTION_EFFICIENCY
+    if head_dim >= 64:
+        return eff.attn_max * min(1.0, 0.89 + 0.11 * (head_dim - 64) / 64)
+    return eff.attn_max * 0.89 * head_dim / 64
+
+
+def alignment_speed(k, n, bits: int):
+    """ALIGNMENT_SPEED of the largest power-of-two alignment (up to 8) shared by k and n;
+    scalars or arrays. A dimension split unevenly is taken at its whole part, as ``alignment``
+    does."""
+    if bits == 32:
+        return np.ones(np.broadcast(k, n).shape)  # fp32 SIMT GEMMs are not sensitive to it
+    k, n = np.floor(k), np.floor(n)
+    speed = np.full(np.broadcast(k, n).shape, ALIGNMENT_SPEED[8])
+    for a in (8, 4, 2):
+        speed = np.where((np.mod(k, a) != 0) | (np.mod(n, a) != 0), ALIGNMENT_SPEED[a // 2], speed)
+    return speed
 
 
 @dataclass

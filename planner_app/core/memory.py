@@ -12,7 +12,6 @@ Korthikanti et al. 2022 sec. 4.2.3).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,15 +28,11 @@ COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "
               "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
               "optimizer_temporaries", "other")
 
-CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
-CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)
-# Caching-allocator reserve above the allocated peak. H200 runs: max_memory_reserved /
-# max_memory_allocated had a median of 1.07 without and 1.24-1.40 with recomputation
-# (tests/data/training_runs_h200.json); the allocator frees cached blocks and retries
-# before it fails, so only part of that is needed.
-FRAGMENTATION = 0.05
-FRAGMENTATION_RECOMPUTE = 0.12
-DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size default (elements)
+from planner_app.core.states import (CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES, DS_BUCKET_ELEMS,  # noqa: E402,F401
+                                     FRAGMENTATION, FRAGMENTATION_RECOMPUTE, adafactor_state_bytes, device_bytes,
+                                     device_overhead, model_states, nccl_buffer_bytes, shard, stage_layers,
+                                     stage_params)
+
 # Free memory a plan should keep beyond the estimate before it is called comfortable (users
 # set their own in Settings): 2.5x the engine's largest memory error on the 21 measured H200
 # runs (2.0%, docs/validation.md), for allocator fragmentation and framework-version variance
@@ -164,64 +159,6 @@ class _Eval:
         return {"act": v[best_i], "cache": v[best_i + 1], "grads": v[best_i + 2], "other": v[best_i + 3]}
 
 
-def _stage_layers(model, pp: int, first: bool) -> tuple[int, int]:
-    """(dense, moe) layer counts on the first or last pipeline stage (ceil split; dense
-    layers come first in the model, as DeepSeek's leading dense layers do)."""
-    per = math.ceil(model.layers / pp)
-    if pp == 1:
-        return model.dense_mlp_layers, model.moe_layers
-    if first:
-        dense = min(model.dense_mlp_layers, per)
-        return dense, per - dense
-    last = model.layers - per * (pp - 1)
-    moe = min(model.moe_layers, last)
-    return last - moe, moe
-
-
-def _stage_params(model, plan: ParallelPlan, first: bool, last: bool) -> tuple[float, float]:
-    """(dense, expert) parameters held by one GPU of a pipeline stage before ZeRO-3."""
-    nd, nm = _stage_layers(model, plan.pp, first)
-    attn_norm = model.attention_params() + 2 * model._norm_params()
-    dense = nd * model.dense_layer_params() + nm * (attn_norm + model.experts * 0 + model.hidden * model.experts)
-    expert = nm * (model.moe_params() - model.hidden * model.experts)
-    if first:
-        dense += model.embedding_params()
-    if last:
-        dense += model.head_params()
-        if model.tied_embeddings and plan.pp > 1:
-            dense += model.vocab * model.hidden  # Megatron keeps a copy of the tied embedding
-    return dense / plan.tp, expert / (plan.ep * plan.tp)
-
-
-def _shard(dense: float, expert: float, d_dense: int, d_exp: int, on: bool) -> float:
-    return dense / d_dense + expert / d_exp if on else dense + expert
-
-
-def model_states(dense_params: float, expert_params: float, rb, optimizer: str, zero: int,
-                 d_dense: int = 1, d_exp: int = 1) -> tuple[float, float, float, float]:
-    """Bytes of parameters, gradients, master weights and optimizer states on one GPU.
-
-    ZeRO (Rajbhandari et al. 2020, sec. 5 and Figure 1): stage 1 shards optimizer states
-    (and master weights) over the N_d data-parallel ranks, stage 2 also gradients, stage 3
-    also parameters: (2 + 2 + K)Psi -> 2Psi + 2Psi + K Psi/N_d -> 2Psi + (2+K)Psi/N_d
-    -> (2+2+K)Psi/N_d. Experts are sharded over their own (smaller) replica group.
-    """
-    params = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 3) * rb.param
-    grads = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 2) * rb.grad
-    states = _shard(dense_params, expert_params, d_dense, d_exp, zero >= 1)
-    master = states * rb.master
-    opt = states * optimizer_state_bytes_per_param(optimizer, rb.state)
-    return params, grads, master, opt
-
-
-def adafactor_state_bytes(model) -> float:
-    """Adafactor (Shazeer & Stern 2018, sec. 3): a row and a column accumulator per matrix,
-    fp32; vectors keep a full accumulator. Approximated from the model's matrices."""
-    h, q, kv = model.hidden, model.q_width, model.kv_width
-    per_layer = (h + q) + 2 * (h + kv) + (q + h) + (3 if model.mlp == "swiglu" else 2) * (h + model.ffn_hidden)
-    return 4.0 * (model.layers * per_layer + model.vocab + h)
-
-
 def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float | None = None,
                     host_memory_limit: float | None = None) -> MemoryResult:
     """Peak memory per GPU of one training step (see the module docstring)."""
@@ -247,29 +184,17 @@ def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_by
                         assumptions=assumptions)
 
 
-def nccl_buffer_bytes(gpus):
-    """NCCL's own buffers (NCCL_BUFFSIZE, 4 MiB per channel and peer; ~0.3-1 GB in practice);
-    none on one GPU. Array-generic: the search calls it with one value per configuration."""
-    g = np.asarray(gpus, dtype=float)
-    return np.where(g > 1, 0.35e9 + 0.05e9 * np.log2(np.maximum(g, 1.0)), 0.0)
-
-
-def device_overhead(peak, gpus, full_recompute) -> dict:
-    """What the GPU holds outside PyTorch's allocator statistics: the CUDA context, NCCL's
-    buffers and the caching allocator's reserve above the peak (FRAGMENTATION*). Scalars or
-    arrays; the single estimate and the search both use this one formula."""
-    frag = np.where(full_recompute, FRAGMENTATION_RECOMPUTE, FRAGMENTATION)
-    return {"cuda_context": CUDA_CONTEXT_BYTES, "nccl_buffers": nccl_buffer_bytes(gpus),
-            "allocator_reserve": frag * np.asarray(peak, dtype=float)}
-
-
-def device_bytes(peak, overhead: dict):
-    """Peak allocated bytes plus the overheads: what the GPU must have (scalars or arrays)."""
-    return peak + (overhead["cuda_context"] + overhead["nccl_buffers"] + overhead["allocator_reserve"])
-
-
 def _overhead(setup: TrainingSetup, plan: ParallelPlan, peak: float) -> dict:
     return {k: float(v) for k, v in device_overhead(peak, plan.gpus, setup.recompute == "full").items()}
+
+
+def _stage_layers(model, pp: int, first: bool) -> tuple[int, int]:
+    return tuple(int(x) for x in stage_layers(model, pp, first))
+
+
+def _stage_params(model, plan: ParallelPlan, first: bool, last: bool) -> tuple[float, float]:
+    dense, expert = stage_params(model, plan.pp, plan.tp, plan.ep, first, last)
+    return float(dense), float(expert)
 
 
 def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assumptions):
@@ -278,7 +203,8 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assump
     d_dense, d_exp = plan.dense_replicas, plan.expert_replicas
     z = plan.zero
     n_local = dense_p + expert_p
-    params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, z, d_dense, d_exp)
+    params, grads, master, opt = (float(x) for x in model_states(dense_p, expert_p, rb, setup.optimizer, z,
+                                                                  d_dense, d_exp))
     if setup.optimizer == "adafactor":
         opt = adafactor_state_bytes(model) / plan.tp / plan.pp / (d_dense if z >= 1 else 1)
     host = 0.0
@@ -298,7 +224,7 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assump
     opt_temp = 0.0
     if setup.offload == "none" and fw == "pytorch":
         if setup.optimizer in ("adam", "adamw"):
-            opt_temp = _shard(dense_p, expert_p, d_dense, d_exp, z >= 1) * rb.state
+            opt_temp = float(shard(dense_p, expert_p, d_dense, d_exp, z >= 1)) * rb.state
         elif setup.optimizer == "adafactor":
             opt_temp = 2 * 4.0 * model.vocab * model.hidden / plan.tp
 

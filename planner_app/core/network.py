@@ -61,6 +61,12 @@ def topology(gpu, intra, inter, nics_per_node: int, gpus_per_node: int, intra_ov
     return Topology(intra_bw, inter_bw, intra_lat, inter_lat, gpus_per_node)
 
 
+def group_per_node(size, stride, gpus_per_node):
+    """Ranks of a parallel group inside one node when the group's ranks are ``stride`` apart
+    (Megatron's order: tp innermost, then cp, ep, dp, pp)."""
+    return np.maximum(1, np.minimum(size, gpus_per_node // np.maximum(stride, 1)))
+
+
 def _split(n_ranks, ranks_per_node):
     """(ranks inside a node g, nodes n) for a group laid out contiguously."""
     n_ranks = np.asarray(n_ranks, dtype=float)

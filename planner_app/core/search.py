@@ -156,9 +156,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         evaluated += n
         mem_cfg = {k: cfg[k] for k in ("micro_batch", "seq_len", "tp", "pp", "dp", "cp", "ep", "zero", "sp",
                                         "recompute", "n_acc", "interleaved", "vp")}
-        peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg)
-        device = device_bytes(peak, device_overhead(peak, cfg["gpus"], cfg["recompute"] == 2))
-        fits = device <= cand.hardware.gpu.capacity_bytes * (1 - min_headroom_fraction)
+        peak, device, fits = memory_columns(model, recipe, optimizer, attention, framework, mem_cfg, cfg["gpus"],
+                                            cand.hardware.gpu.capacity_bytes, min_headroom_fraction)
         if not fits.any():
             notes.append(f"{cand.name}: no layout fits up to {max_gpus} GPUs with "
                          f"{min_headroom_fraction * 100:g}% of the memory free")
@@ -241,6 +240,16 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
     return SearchResult(plans=plans, pareto=pareto, evaluated=evaluated, fitting=int(sum(len(r["step_s"]) for r in results)),
                         elapsed_s=time.perf_counter() - t0, notes=notes, price_basis=price_basis, pareto_y=pareto_y,
                         assumptions=assumptions)
+
+
+def memory_columns(model, recipe: str, optimizer: str, attention: str, framework: str, mem_cfg: dict, gpus,
+                   capacity_bytes: float, min_headroom_fraction: float, offload: str = "none"):
+    """(peak bytes, device bytes, fits) of every configuration of ``mem_cfg``: what the search
+    ranks on. ``fits`` is ``memory_verdict``'s "fits" at ``min_headroom_fraction``."""
+    peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload)
+    device = device_bytes(peak, device_overhead(peak, gpus, mem_cfg["recompute"] == 2))
+    fits = device <= capacity_bytes * (1 - min_headroom_fraction)
+    return peak, device, fits
 
 
 def plan_cost_usd(cand: Candidate, price_basis: str, gpus: np.ndarray, train_s: np.ndarray) -> np.ndarray:

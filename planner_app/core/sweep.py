@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from planner_app.core.activations import model_profiles
-from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES, DS_BUCKET_ELEMS, adafactor_state_bytes
-from planner_app.core.setup import optimizer_state_bytes_per_param, recipe_bytes
-from planner_app.core.trace import SLOTS, W
+from planner_app.core.setup import recipe_bytes
+from planner_app.core.states import (ADAFACTOR_STATE_BYTES, CUBLAS_WORKSPACE_BYTES, DS_BUCKET_ELEMS,
+                                     adafactor_state_bytes, model_states, shard, stage_layers, stage_params)
+from planner_app.core.trace import SLOTS, W, factors
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
 
@@ -50,22 +51,6 @@ class _VecProfile:
                 "bwd": (self.bwd @ f).max(axis=0)}
 
 
-def _factors(tokens, seq, tp, sp):
-    seq_div = np.where(sp, tp, 1)
-    return np.stack([tokens / seq_div, tokens / tp, tokens * seq / tp, tokens / tp, 1.0 / tp, np.ones_like(tokens)])
-
-
-def _stage_layers(model, pp, first: bool):
-    per = np.ceil(model.layers / pp)
-    if first:
-        dense = np.where(pp == 1, model.dense_mlp_layers, np.minimum(model.dense_mlp_layers, per))
-        moe = np.where(pp == 1, model.moe_layers, per - dense)
-        return dense, moe
-    last = model.layers - per * (pp - 1)
-    moe = np.minimum(model.moe_layers, last)
-    return last - moe, moe
-
-
 CHUNK = 1 << 15  # configurations per block: keeps the temporaries in the CPU caches
 
 
@@ -91,7 +76,7 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
     rec = a["recompute"]
     seq = a["seq_len"]
     tokens = a["micro_batch"] * seq / cp
-    f = _factors(tokens, seq, tp, a["sp"])
+    f = factors(tokens, seq, tp, a["sp"], tp)
     d_dense = dp * ep * cp
     d_exp = dp * cp
     mask_sel = (seq >= model.sliding_window) if model.sliding_window else np.zeros(n, bool)
@@ -131,27 +116,12 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
     for first in (True, False):
         last_arr = (pp == 1) if first else np.ones(n, bool)
         active = np.ones(n, bool) if first else (pp > 1)
-        nd, nm = _stage_layers(model, pp, first)
-        attn_norm = model.attention_params() + 2 * model._norm_params()
-        dense_p = nd * model.dense_layer_params() + nm * (attn_norm + model.hidden * model.experts)
-        expert_p = nm * (model.moe_params() - model.hidden * model.experts) if model.is_moe else np.zeros(n)
-        if first:
-            dense_p = dense_p + model.embedding_params()
-        head_extra = model.head_params() + np.where((pp > 1) & model.tied_embeddings, model.vocab * model.hidden, 0)
-        dense_p = dense_p + np.where(last_arr, head_extra, 0)
-        dense_p, expert_p = dense_p / tp, expert_p / (ep * tp)
-
-        def shard(on):
-            return np.where(on, dense_p / d_dense + expert_p / d_exp, dense_p + expert_p)
-
-        params = shard(z >= 3) * rb.param
-        grads = shard(z >= 2) * rb.grad
-        states = shard(z >= 1)
-        master = states * rb.master
+        nd, nm = stage_layers(model, pp, first)
+        dense_p, expert_p = stage_params(model, pp, tp, ep, first, last_arr)
+        params, grads, master, opt = model_states(dense_p, expert_p, rb, optimizer, z, d_dense, d_exp)
+        states = shard(dense_p, expert_p, d_dense, d_exp, z >= 1)
         if optimizer == "adafactor":
             opt = adafactor_state_bytes(model) / tp / pp / np.where(z >= 1, d_dense, 1)
-        else:
-            opt = states * optimizer_state_bytes_per_param(optimizer, rb.state)
         if offload != "none":
             master, opt, grads_gpu = 0 * master, 0 * opt, 0 * grads
         else:
@@ -163,7 +133,7 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
             if optimizer in ("adam", "adamw"):
                 opt_temp = states * rb.state
             elif optimizer == "adafactor":
-                opt_temp = np.full(n, 2 * 4.0 * model.vocab * model.hidden) / tp
+                opt_temp = np.full(n, 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden) / tp
         buffers = np.full(n, float(CUBLAS_WORKSPACE_BYTES))
         comm = d_dense > 1
         n_local = dense_p + expert_p

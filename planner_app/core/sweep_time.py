@@ -11,33 +11,15 @@ import numpy as np
 
 from planner_app.core import compute, network
 from planner_app.core.activations import model_profiles
-from planner_app.core.compute import ALIGNMENT_SPEED, MASKED_ATTENTION_SPEED
+from planner_app.core.compute import MASKED_ATTENTION_SPEED
 from planner_app.core.flops import training_flops_per_token
 from planner_app.core.setup import recipe_bytes
-from planner_app.core.sweep import _stage_layers
-from planner_app.core.timing import DEEPSPEED_ZERO3_BW_FRACTION, _efficiency, _topology
+from planner_app.core.states import stage_layers, stage_params
+from planner_app.core.timing import (CP_RING_ATTENTION_OVERLAP, DEEPSPEED_ZERO3_BW_FRACTION, DP_EXPOSED_FRACTION,
+                                     FULL_RECOMPUTE_TP_FACTOR, LAST_BACKWARD_SHARE, PARAM_GATHER_OVERLAP,
+                                     ZERO3_OVERLAP, ZERO3_OVERLAP_DEFAULT, _efficiency, _topology, pcie_gb_s)
+from planner_app.core.trace import factors
 from planner_app.core.trace import TPS
-
-_SPEED = {1: ALIGNMENT_SPEED[1], 2: ALIGNMENT_SPEED[2], 4: ALIGNMENT_SPEED[4], 8: ALIGNMENT_SPEED[8]}
-
-
-def _alignment_speed(k, n, bits: int):
-    if bits == 32:
-        return np.ones(np.shape(k) if np.ndim(k) else np.shape(n))
-    speed = np.full(np.broadcast(k, n).shape, _SPEED[8])
-    for a in (8, 4, 2):
-        bad = (np.mod(k, a) != 0) | (np.mod(n, a) != 0)
-        speed = np.where(bad, _SPEED[a // 2], speed)
-    return speed
-
-
-def _attn_e(head_dim: int, eff, bits: int) -> float:
-    if bits == 32:
-        return 0.33
-    if head_dim >= 64:
-        return eff.attn_max * min(1.0, 0.89 + 0.11 * (head_dim - 64) / 64)
-    return eff.attn_max * 0.89 * head_dim / 64
-
 
 def layer_time_vec(p, gpu, eff, tokens, seq, tp, bits_default, head_dim, rec, f, causal):
     """(fwd, bwd, recompute) seconds per layer per micro-batch, arrays."""
@@ -54,7 +36,7 @@ def layer_time_vec(p, gpu, eff, tokens, seq, tp, bits_default, head_dim, rec, f,
         else:
             lk, ln, div = k, n, 1
         flops = 2.0 * tokens * k * n / div
-        t = np.maximum(flops / (peak * eff.gemm_max * _alignment_speed(lk, ln, b)) + eff.gemm_overhead_s, floor)
+        t = np.maximum(flops / (peak * eff.gemm_max * compute.alignment_speed(lk, ln, b)) + eff.gemm_overhead_s, floor)
         fwd = fwd + t
         bwd = bwd + 2 * t
     peak16 = gpu.peak_tflops(16) * 1e12
@@ -64,7 +46,7 @@ def layer_time_vec(p, gpu, eff, tokens, seq, tp, bits_default, head_dim, rec, f,
         frac = 0.5 if causal and not p.attn_masked else 1.0
         fl = p.attn_flops * tokens * seq * frac / tp
         pk = peak16 if bits_default != 32 else gpu.peak_tflops(32) * 1e12
-        e = _attn_e(head_dim, eff, bits_default)
+        e = compute.attention_efficiency(head_dim, eff, bits_default)
         attn_f = np.maximum(fl / (pk * e) + eff.attn_overhead_s, floor)
         attn_b = np.maximum(2.5 * fl / (pk * e) + eff.attn_overhead_s, floor)
         if p.attn_masked:
@@ -96,10 +78,6 @@ def layer_time_vec(p, gpu, eff, tokens, seq, tp, bits_default, head_dim, rec, f,
     return fwd, bwd, recomputed
 
 
-def _group_per_node(size, stride, gpus_per_node):
-    return np.maximum(1, np.minimum(size, gpus_per_node // np.maximum(stride, 1)))
-
-
 def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
                   offload: str = "none", gpus_per_node: int = 8) -> dict:
     """Arrays: step_s, tokens_per_s, mfu (and parts) for each configuration of ``cfg``
@@ -114,8 +92,7 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     mb, seq, tp, pp, dp, cp, ep, z = (a[k] for k in ("micro_batch", "seq_len", "tp", "pp", "dp", "cp", "ep", "zero"))
     sp, rec, n_acc, inter, vp = a["sp"], a["recompute"], a["n_acc"], a["interleaved"], a["vp"]
     tokens = mb * seq / cp
-    seq_div = np.where(sp, tp, 1)
-    f = np.stack([tokens / seq_div, tokens / tp, tokens * seq / tp, tokens / tp, 1.0 / tp, np.ones(n)])
+    f = factors(tokens, seq, tp, sp, tp)
     head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
     causal = model.arch != "bert"
     mask_sel = (seq >= model.sliding_window) if model.sliding_window else np.zeros(n, bool)
@@ -143,21 +120,21 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
 
     act_bytes = 2.0 if rb.act_kind != "fp32" else 4.0
     msg = tokens * model.hidden * act_bytes
-    tp_node = _group_per_node(tp, 1, gpus_per_node)
+    tp_node = network.group_per_node(tp, 1, gpus_per_node)
     tp_layer = np.where(tp > 1, np.where(sp, 8 * network.all_gather_s(msg, tp, topo, tp_node),
                                          4 * network.all_reduce_s(msg, tp, topo, tp_node)), 0.0)
     ep_layer = np.zeros(n)
     if model.is_moe:
-        ep_node = _group_per_node(ep, tp * cp, gpus_per_node)
+        ep_node = network.group_per_node(ep, tp * cp, gpus_per_node)
         ep_layer = np.where(ep > 1, 4 * network.all_to_all_s(tokens * model.top_k * model.hidden * act_bytes / tp,
                                                               ep, topo, ep_node), 0.0)
-    cp_node = _group_per_node(cp, tp, gpus_per_node)
+    cp_node = network.group_per_node(cp, tp, gpus_per_node)
     ring = (cp - 1) * network.send_recv_s(tokens * 2 * model.kv_width * act_bytes / tp, cp_node < cp, topo)
     first_fwd = (dense_t if dense_t is not None else moe_t)[0]
-    cp_layer = np.where(cp > 1, 3 * np.maximum(0.0, ring - 0.3 * first_fwd), 0.0)
+    cp_layer = np.where(cp > 1, 3 * np.maximum(0.0, ring - CP_RING_ATTENTION_OVERLAP * first_fwd), 0.0)
 
     def stage(first: bool):
-        nd, nm = _stage_layers(model, pp, first)
+        nd, nm = stage_layers(model, pp, first)
         comp = np.zeros(n)
         recs = np.zeros(n)
         tpc = np.zeros(n)
@@ -168,7 +145,7 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
                 continue
             comp = comp + c * (t[0] + t[1])
             recs = recs + c * t[2]
-            tpc = tpc + c * tp_layer * np.where(rec == 2, 1.5, 1.0)
+            tpc = tpc + c * tp_layer * np.where(rec == 2, FULL_RECOMPUTE_TP_FACTOR, 1.0)
             if is_moe:
                 epc = epc + c * ep_layer
             cpc = cpc + c * cp_layer
@@ -193,46 +170,32 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     bubble_s = (slots - n_acc) * (t_mb + p2p)
 
     # data-parallel / ZeRO traffic (parameters of the larger of the first and last stage)
-    def stage_params(first):
-        nd, nm = _stage_layers(model, pp, first)
-        attn_norm = model.attention_params() + 2 * model._norm_params()
-        dense = nd * model.dense_layer_params() + nm * (attn_norm + model.hidden * model.experts)
-        expert = nm * (model.moe_params() - model.hidden * model.experts) if model.is_moe else np.zeros(n)
-        last = (pp == 1) if first else np.ones(n, bool)
-        if first:
-            dense = dense + model.embedding_params()
-        head_extra = model.head_params() + np.where((pp > 1) & model.tied_embeddings, model.vocab * model.hidden, 0)
-        dense = dense + np.where(last, head_extra, 0)
-        return dense / tp, expert / (ep * tp)
-
-    d1, e1 = stage_params(True)
-    d2, e2 = stage_params(False)
+    d1, e1 = stage_params(model, pp, tp, ep, True, pp == 1)
+    d2, e2 = stage_params(model, pp, tp, ep, False, True)
     dense_p = np.where(pp > 1, np.maximum(d1, d2), d1)
     expert_p = np.where(pp > 1, np.maximum(e1, e2), e1)
     d_dense = dp * ep * cp
-    dp_node = _group_per_node(d_dense, tp, gpus_per_node)
+    dp_node = network.group_per_node(d_dense, tp, gpus_per_node)
     ar = network.all_reduce_s(dense_p * rb.grad, d_dense, topo, dp_node)
     rs = network.reduce_scatter_s(dense_p * rb.grad, d_dense, topo, dp_node)
     ag = network.all_gather_s(dense_p * rb.param, d_dense, topo, dp_node)
     dp_comm = np.where(d_dense > 1, np.where(z == 0, ar, rs), 0.0)
     gather = np.where((d_dense > 1) & (z > 0), ag, 0.0)
     if model.is_moe:
-        e_node = _group_per_node(dp * cp, tp * cp * ep, gpus_per_node)
+        e_node = network.group_per_node(dp * cp, tp * cp * ep, gpus_per_node)
         dp_comm = dp_comm + np.where((d_dense > 1) & (expert_p > 0) & (dp * cp > 1),
                                      network.all_reduce_s(expert_p * rb.grad, dp * cp, topo, e_node), 0.0)
-    last_bwd = comp * 0.6
+    last_bwd = comp * LAST_BACKWARD_SHARE
     per_mb = 2 * gather + dp_comm
-    overlap = 0.8
+    overlap = ZERO3_OVERLAP.get(framework, ZERO3_OVERLAP_DEFAULT)
     if framework == "deepspeed":
         per_mb = per_mb / DEEPSPEED_ZERO3_BW_FRACTION
-        overlap = 0.5
     zero3 = (z == 3) & (d_dense > 1)
     dp_exposed = np.where(zero3, n_acc * np.maximum(0.0, per_mb - overlap * t_mb),
-                          np.maximum(0.0, dp_comm - last_bwd) + 0.05 * dp_comm)
-    gather_exposed = np.where(zero3, 0.0, np.where(gather > 0, np.maximum(0.0, gather - 0.5 * t_mb), 0.0))
+                          np.maximum(0.0, dp_comm - last_bwd) + DP_EXPOSED_FRACTION * dp_comm)
+    gather_exposed = np.where(zero3, 0.0, np.where(gather > 0, np.maximum(0.0, gather - PARAM_GATHER_OVERLAP * t_mb), 0.0))
     if offload != "none":
-        pcie = {3: 12.0, 4: 24.0, 5: 48.0, 6: 96.0}.get(gpu.pcie_gen, 24.0)
-        dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie * 1e9)
+        dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(gpu.pcie_gen) * 1e9)
     params_local = (dense_p + expert_p) / np.where(z >= 1, d_dense, 1)
     if offload != "none":
         opt_s = np.zeros(n)
@@ -246,5 +209,10 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     seqs, inverse = np.unique(seq, return_inverse=True)
     model_f_tok = np.array([training_flops_per_token(model, int(s_), "none")[0] for s_ in seqs])[inverse]
     tok_s = tokens_step / step
+    parts = {"compute": n_acc * comp, "recompute": n_acc * recs, "tensor_parallel_comm": n_acc * tpc,
+             "expert_parallel_comm": n_acc * epc, "context_parallel_comm": n_acc * cpc, "pipeline_p2p": n_acc * p2p,
+             "pipeline_bubble": bubble_s, "data_parallel_comm_exposed": dp_exposed + gather_exposed,
+             "optimizer_step": opt_s}
     return {"step_s": step, "tokens_per_s": tok_s, "gpus": gpus, "mfu": model_f_tok * tok_s / (gpus * peak),
-            "bubble_s": bubble_s, "t_mb": t_mb, "dp_exposed_s": dp_exposed + gather_exposed, "opt_s": opt_s}
+            "bubble_s": bubble_s, "t_mb": t_mb, "dp_exposed_s": dp_exposed + gather_exposed, "opt_s": opt_s,
+            "parts": parts}

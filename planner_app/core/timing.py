@@ -30,12 +30,29 @@ from planner_app.core.activations import model_profiles
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
 from planner_app.core.memory import _stage_layers, _stage_params
+from planner_app.core.network import group_per_node
 from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.trace import factors
 
 
-DEEPSPEED_ZERO3_BW_FRACTION = 0.3
+DEEPSPEED_ZERO3_BW_FRACTION = 0.3  # see step_time's ZeRO-3 comment (Narayanan et al. 2021 Table 2 fit)
+# Overlap of communication with compute (estimates; docs/validation.md checks the sums):
+CP_RING_ATTENTION_OVERLAP = 0.3  # ring steps hide behind this share of the attention blocks they feed
+FULL_RECOMPUTE_TP_FACTOR = 1.5  # full recomputation repeats the forward's tp collectives (2 of 4)
+LAST_BACKWARD_SHARE = 0.6  # backward share of the last micro-batch that overlaps the gradient reduction
+DP_EXPOSED_FRACTION = 0.05  # of the reduction stays exposed even when it overlaps (bucket tail)
+PARAM_GATHER_OVERLAP = 0.5  # share of a micro-batch that hides the ZeRO-1/2 parameter all-gather
+ZERO3_OVERLAP = {"deepspeed": 0.5}  # share of a micro-batch that hides ZeRO-3 traffic (prefetch)
+ZERO3_OVERLAP_DEFAULT = 0.8
+CNN_GEMM_SHARE = 0.6  # convolutions reach this share of a large GEMM's efficiency
+# Host link per direction by PCIe generation, x16, achievable GB/s (ZeRO-Offload traffic)
+PCIE_GB_S = {3: 12.0, 4: 24.0, 5: 48.0, 6: 96.0}
+PCIE_DEFAULT_GB_S = 24.0
+
+
+def pcie_gb_s(gen) -> float:
+    return PCIE_GB_S.get(gen, PCIE_DEFAULT_GB_S) if gen else PCIE_DEFAULT_GB_S
 
 
 @dataclass
@@ -82,9 +99,7 @@ def _topology(hw, plan):
 
 
 def _group_per_node(size: int, stride: int, gpus_per_node: int) -> int:
-    """Ranks of a parallel group inside one node when the group's ranks are ``stride`` apart
-    (Megatron's order: tp innermost, then cp, ep, dp, pp)."""
-    return max(1, min(size, gpus_per_node // max(stride, 1)))
+    return int(group_per_node(size, stride, gpus_per_node))
 
 
 def step_time(model, hw, setup, plan, topo=None) -> StepTime:
@@ -148,8 +163,7 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
         cp_per_node = _group_per_node(plan.cp, plan.tp, plan.gpus_per_node)
         kv_bytes = tokens_mb * 2 * model.kv_width * act_bytes / plan.tp
         ring = (plan.cp - 1) * float(network.send_recv_s(kv_bytes, cp_per_node < plan.cp, topo))
-        attn_share = 0.3  # ring steps hide behind the attention blocks they feed
-        cp_layer = 3 * max(0.0, ring - attn_share * ((dense_t or moe_t).fwd_s))
+        cp_layer = 3 * max(0.0, ring - CP_RING_ATTENTION_OVERLAP * ((dense_t or moe_t).fwd_s))
 
     def stage(first: bool, last: bool) -> dict:
         nd, nm = _stage_layers(model, plan.pp, first)
@@ -159,7 +173,7 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
                 continue
             parts["compute"] += c * (t.fwd_s + t.bwd_s)
             parts["recompute"] += c * t.recompute_s
-            parts["tp_comm"] += c * tp_layer * (1.5 if setup.recompute == "full" else 1.0)
+            parts["tp_comm"] += c * tp_layer * (FULL_RECOMPUTE_TP_FACTOR if setup.recompute == "full" else 1.0)
             parts["ep_comm"] += c * (ep_layer if t is moe_t else 0.0)
             parts["cp_comm"] += c * cp_layer
         if first:
@@ -206,28 +220,26 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
         if expert_p and plan.expert_replicas > 1:
             e_node = _group_per_node(plan.expert_replicas, dp_stride, plan.gpus_per_node)
             dp_comm += float(network.all_reduce_s(expert_p * grad_b, plan.expert_replicas, topo, e_node))
-    last_bwd = slow["compute"] * 0.6  # backward share of the last micro-batch overlaps the reduction
+    last_bwd = slow["compute"] * LAST_BACKWARD_SHARE
     zero3_exposed = 0.0
     if plan.zero == 3 and d_dense > 1:
         # each micro-batch gathers every layer's parameters twice and reduce-scatters once
         per_mb = 2 * param_gather + dp_comm
-        overlap = 0.8
+        overlap = ZERO3_OVERLAP.get(setup.framework, ZERO3_OVERLAP_DEFAULT)
         if setup.framework == "deepspeed":
             # DeepSpeed's ZeRO-3 gathers parameter by parameter: in Narayanan et al. 2021's
             # Table 2 runs (175B and 530B, 384-2240 A100s) its collectives moved ~0.3 of what
             # the fabric's bus bandwidth allows, fitted to those six runs (docs/validation.md)
             per_mb /= DEEPSPEED_ZERO3_BW_FRACTION
-            overlap = 0.5
         zero3_exposed = n_acc * max(0.0, per_mb - overlap * t_mb)
         dp_exposed = zero3_exposed
         param_gather_exposed = 0.0
     else:
-        dp_exposed = max(0.0, dp_comm - last_bwd) + 0.05 * dp_comm
-        param_gather_exposed = max(0.0, param_gather - 0.5 * t_mb) if param_gather else 0.0
+        dp_exposed = max(0.0, dp_comm - last_bwd) + DP_EXPOSED_FRACTION * dp_comm
+        param_gather_exposed = max(0.0, param_gather - PARAM_GATHER_OVERLAP * t_mb) if param_gather else 0.0
     if setup.offload != "none":
         # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
-        pcie = (gpu.pcie_gen and {3: 12.0, 4: 24.0, 5: 48.0, 6: 96.0}.get(gpu.pcie_gen, 24.0)) or 24.0
-        dp_exposed += (dense_p + expert_p) * (grad_b + rb.param) / (pcie * 1e9)
+        dp_exposed += (dense_p + expert_p) * (grad_b + rb.param) / (pcie_gb_s(gpu.pcie_gen) * 1e9)
     params_local = (dense_p + expert_p) / (d_dense if plan.zero >= 1 else 1)
     opt_s = 0.0 if setup.offload != "none" else compute.optimizer_step_s(params_local, setup.optimizer, rb,
                                                                           setup.framework, gpu, eff)
@@ -248,14 +260,14 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
 
 
 def _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak) -> StepTime:
-    """Non-transformers: FLOPs at a large-GEMM efficiency x 0.6 (convolutions), plus the
+    """Non-transformers: FLOPs at a large-GEMM efficiency x CNN_GEMM_SHARE, plus the
     gradient all-reduce overlapped with backward."""
     flops_mb = 3 * model.fwd_flops_per_sample * setup.micro_batch
-    t_mb = flops_mb / (peak * 1e12 * eff.gemm_max * 0.6)
+    t_mb = flops_mb / (peak * 1e12 * eff.gemm_max * CNN_GEMM_SHARE)
     grads = model.params_total * rb.grad
     dp_comm = float(network.all_reduce_s(grads, plan.dp, topo, min(plan.dp, plan.gpus_per_node))) if plan.dp > 1 else 0
     opt_s = compute.optimizer_step_s(model.params_total, setup.optimizer, rb, setup.framework, hw.gpu, eff)
-    step = n_acc * t_mb + max(0.0, dp_comm - 0.6 * t_mb) + opt_s
+    step = n_acc * t_mb + max(0.0, dp_comm - LAST_BACKWARD_SHARE * t_mb) + opt_s
     return StepTime(step_s=step, parts={"compute": n_acc * t_mb, "data_parallel_comm_exposed": step - n_acc * t_mb - opt_s,
                                         "optimizer_step": opt_s},
                     micro_batches=n_acc, global_batch=global_batch, tokens_per_step=global_batch,

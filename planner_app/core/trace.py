@@ -38,11 +38,12 @@ def factors(tokens, seq_len, tp: int, sp: bool, etp: int = 1):
     ``tokens`` is the micro-batch's tokens on this GPU (batch x sequence / context-parallel
     degree); works elementwise on numpy arrays for sweeps.
     """
-    seq_div = tp if sp else 1
-    if np.ndim(tokens) == 0 and np.ndim(seq_len) == 0:
+    if np.ndim(tokens) == 0 and np.ndim(seq_len) == 0 and np.ndim(sp) == 0:
         t = float(tokens)
+        seq_div = tp if sp else 1
         return np.array([t / seq_div, t / tp, t * seq_len / tp, t / etp, 1.0 / tp, 1.0])
     tokens = np.asarray(tokens, dtype=float)
+    seq_div = np.where(sp, tp, 1)
     return np.stack(np.broadcast_arrays(tokens / seq_div, tokens / tp, tokens * np.asarray(seq_len) / tp,
                                         tokens / etp, 1.0 / np.asarray(tp, dtype=float), np.ones_like(tokens)))
 
