@@ -102,3 +102,20 @@ def test_spec_frames_are_built_on_first_use():
             "assert list(df.columns) == db.columns('gpus') and df.attrs['path'].endswith('gpus.csv')")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-800:]
+
+
+def test_estimate_loads_a_single_threaded_blas_and_leaves_the_environment_alone(tmp_path):
+    """``estimate`` loads numpy with one OpenBLAS thread (its spinning workers cost ~60 ms of
+    CPU per process) and removes the variable again, so no child process inherits it."""
+    if not os.path.isdir("/proc/self/task"):
+        import pytest
+        pytest.skip("counts threads through Linux's /proc")
+    code = ("import contextlib, io, os; from planner_app import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert cli.main(['estimate', '--model', 'gpt2', '--gpu', 'h100 sxm', '--json']) == 0\n"
+            "assert 'OPENBLAS_NUM_THREADS' not in os.environ\n"
+            "assert len(os.listdir('/proc/self/task')) == 1, os.listdir('/proc/self/task')\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PLANNER_USER_DIR"] = str(tmp_path)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-800:]
