@@ -16,8 +16,8 @@ sys.path.insert(0, ROOT)
 def main():
     code = ("import time; t0 = time.perf_counter(); from planner_app.specdb.catalog import SpecDB; "
             "t1 = time.perf_counter(); db = SpecDB(); t2 = time.perf_counter(); "
-            "print(f'{(t1 - t0) * 1e3:.1f} {(t2 - t1) * 1e3:.1f} {len(db.gpus)} {len(db.instances)} "
-            "{len(db.fabrics)} {len(db.models)}')")
+            "print(f'{(t1 - t0) * 1e3:.1f} {(t2 - t1) * 1e3:.1f} {len(db.records[\"gpus\"])} {len(db.records[\"instances\"])} "
+            "{len(db.records[\"fabrics\"])} {len(db.records[\"models\"])}')")
     runs = []
     for _ in range(5):
         t = time.perf_counter()
@@ -26,7 +26,7 @@ def main():
         imp, load, *counts = out.stdout.split()
         runs.append((wall, float(imp), float(load), counts))
     best = min(runs)
-    print(f"cold load in a new process: imports (pandas, numpy) {best[1]:.0f} ms + parse and validate {best[2]:.0f} ms "
+    print(f"cold load in a new process: imports (catalog and engine types, no pandas) {best[1]:.0f} ms + parse and validate {best[2]:.0f} ms "
           f"= {best[1] + best[2]:.0f} ms (whole process incl. interpreter start {best[0]:.0f} ms); "
           f"rows: {best[3][0]} GPUs, {best[3][1]} instances, {best[3][2]} fabrics, {best[3][3]} models")
     from planner_app.specdb.catalog import SpecDB

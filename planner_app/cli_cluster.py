@@ -7,7 +7,6 @@ import json
 import sys
 
 from planner_app.core.errors import InputError
-from planner_app.probe import cluster
 
 
 def add_parser(sub, positive_int) -> None:
@@ -41,6 +40,10 @@ def add_parser(sub, positive_int) -> None:
 
 
 def run(args) -> int:
+    # imported here, not at the top: every command's parser comes from this module, and the
+    # probe code (with the collective and network models) is no part of `estimate`
+    from planner_app.probe import cluster
+
     cmd = args.cluster_command
     if cmd == "command":
         print(cluster.torchrun_command(args.nodes, args.gpus_per_node, args.out, args.master_addr, args.port,
@@ -65,6 +68,7 @@ def run(args) -> int:
 
 
 def _import(args) -> int:
+    from planner_app.probe import cluster
     from planner_app.probe.cli_probe import match_gpu
     from planner_app.specdb.catalog import shipped_db
     from planner_app.specdb.userdb import UserDB

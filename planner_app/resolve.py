@@ -31,9 +31,9 @@ def resolve_model(name_or_path, db):
 
 def default_seq_len(model, db) -> int:
     try:
-        row = db.models[db.models.id == model.name]
-        if not row.empty and row.iloc[0]["default_seq_len"]:
-            return int(row.iloc[0]["default_seq_len"])
+        row = db.row("models", model.name)
+        if row is not None and row["default_seq_len"]:
+            return int(row["default_seq_len"])
     except (AttributeError, KeyError):
         pass
     if model.max_positions:

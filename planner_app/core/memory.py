@@ -92,6 +92,19 @@ def _total(d: dict) -> float:
 _COMPACT: dict = {}
 
 
+def _undominated(tot: np.ndarray) -> np.ndarray:
+    """Indices of the rows of ``tot`` (events, SLOTS) that no other row dominates: row j
+    dominates row i when it is >= in every slot and > in one (of equal rows the first
+    stays). All pairs at once: a Python loop over pairs cost ~50 ms of a 0.1 s estimate."""
+    n = len(tot)
+    ge = (tot[:, None, :] >= tot[None, :, :]).all(axis=2)  # ge[j, i]: row j >= row i everywhere
+    gt = (tot[:, None, :] > tot[None, :, :]).any(axis=2)
+    order = np.arange(n)
+    earlier = order[:, None] < order[None, :]  # j before i: the tie-break between equal rows
+    dominated = (ge & (gt | earlier) & (order[:, None] != order[None, :])).any(axis=0)
+    return np.flatnonzero(~dominated)
+
+
 def _compact(events: np.ndarray) -> np.ndarray:
     """(events, 4, SLOTS): the events no other event dominates in every slot (with
     non-negative factors they can never be the peak), split into activations (W slot
@@ -100,11 +113,7 @@ def _compact(events: np.ndarray) -> np.ndarray:
     hit = _COMPACT.get(key)
     if hit is not None and hit[0] is events:
         return hit[1]
-    tot = events.sum(axis=1)
-    keep = [i for i in range(len(tot))
-            if not any(j != i and np.all(tot[j] >= tot[i]) and (np.any(tot[j] > tot[i]) or j < i)
-                       for j in range(len(tot)))]
-    ev = events[keep]
+    ev = events[_undominated(events.sum(axis=1))]
     acts = ev[:, 0, :].copy()
     acts[:, W] = 0.0
     cache = np.zeros_like(acts)

@@ -196,14 +196,12 @@ def _spec_data_version(db) -> dict:
     out = {"retrieved_latest": "", "retrieved_earliest": "", "rows": {}, "user_rows": 0}
     dates = []
     for kind in ("gpus", "instances", "fabrics", "models"):
-        df = db.tables.get(kind) if hasattr(db, "tables") else None
-        if df is None:
+        rows = db.records.get(kind) if hasattr(db, "records") else None
+        if rows is None:
             continue
-        out["rows"][kind] = int(len(df))
-        if "retrieved" in df:
-            dates += [str(d) for d in df["retrieved"] if isinstance(d, str) and d]
-        if "origin" in df:
-            out["user_rows"] += int((df["origin"] != "shipped").sum())
+        out["rows"][kind] = len(rows)
+        dates += [r["retrieved"] for r in rows if isinstance(r.get("retrieved"), str) and r["retrieved"]]
+        out["user_rows"] += sum(1 for r in rows if r.get("origin", "shipped") != "shipped")
     if dates:
         out["retrieved_latest"], out["retrieved_earliest"] = max(dates), min(dates)
     return out
@@ -298,10 +296,8 @@ def _sources(plans: list[PlanResult], db) -> list[Source]:
             if fab is not None:
                 out.setdefault(("fabric", fab.id), Source("fabric", fab.name, fab.source, fab.retrieved))
         mid = p.estimate["model"]["name"]
-        df = db.models
-        rows = df[df.id == mid]
-        if len(rows):
-            r = rows.iloc[0]
+        r = db.row("models", mid)
+        if r is not None:
             out.setdefault(("model", mid), Source("model", r["name"], r["source_url"], r["retrieved"]))
         elif getattr(model, "source", ""):
             out.setdefault(("model", mid), Source("model", mid, model.source, ""))

@@ -1,15 +1,17 @@
 """The shipped spec database: load, validate, query, and convert rows to engine types.
 
-Files are read with pandas as text and checked cell by cell against ``schema.py``; any
-error names the file, the line and the column. User rows (``userdb.py``) extend or
+Files are read with the standard ``csv`` module as text and checked cell by cell against
+``schema.py``; any error names the file, the line and the column. Rows are held as lists
+of dicts of typed values (``SpecDB.records``): pandas costs ~0.5 s to import, more than
+the whole ``gpu-planner estimate`` process may take, so it is imported only when a caller
+asks for a DataFrame (``db.gpus`` and friends). User rows (``userdb.py``) extend or
 override shipped rows without touching the shipped files.
 """
 from __future__ import annotations
 
+import csv
 import os
 from functools import lru_cache
-
-import pandas as pd
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec, Prices
@@ -20,30 +22,47 @@ from planner_app.specdb.schema import DENSE_SPARSE_PAIRS, FILES, SpecDataError, 
 
 KEY_COLUMNS = {"gpus": ("id",), "fabrics": ("id",), "models": ("id",),
                "instances": ("provider", "region", "instance_id")}
+PRICE_OVERRIDE_COLUMNS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "currency",
+                          "price_date")
 
 
-def load_table(path: str, kind: str) -> pd.DataFrame:
-    """Read and validate one spec CSV; returns typed columns in schema order."""
-    columns = FILES[kind]
-    rel = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+def _rel_path(path: str) -> str:
+    return os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+
+
+def _read_csv(path: str, rel: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the (line, cells) of each data row. Blank lines are skipped and
+    "line" counts records with the header as line 1, as the pandas loader did (a quoted
+    cell spanning two physical lines is still one line here)."""
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+        # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first column's name
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            # strict: an unterminated quote is an error, not a cell that swallows the rest of the file
+            reader = csv.reader(f, strict=True)
+            header = None
+            rows = []
+            try:
+                header = next(reader, None)
+                for cells in reader:
+                    if cells:
+                        rows.append((len(rows) + 2, cells))
+            except csv.Error as e:
+                raise SpecDataError(rel, len(rows) + 2 if header else 1, None, f"is not valid CSV: {e}") from None
     except FileNotFoundError:
         raise SpecDataError(rel, None, None, "file not found") from None
     except UnicodeDecodeError as e:
         raise SpecDataError(rel, None, None, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except pd.errors.ParserError as e:
-        msg = str(e).strip().splitlines()[-1]
-        line = None
-        if "line" in msg:
-            try:
-                line = int(msg.split("line")[1].split(",")[0].strip())
-            except ValueError:
-                line = None
-        raise SpecDataError(rel, line, None, f"is not valid CSV: {msg}") from None
-    except pd.errors.EmptyDataError:
-        raise SpecDataError(rel, 1, None, "is empty: a header row is required") from None
-    header = list(raw.columns)
+    if not header:
+        raise SpecDataError(rel, 1, None, "is empty: a header row is required")
+    return header, rows
+
+
+def load_rows(path: str, kind: str) -> list[dict]:
+    """Read and validate one spec CSV; returns one dict of typed values per row, keys in
+    schema order."""
+    columns = FILES[kind]
+    rel = _rel_path(path)
+    header, raw_rows = _read_csv(path, rel)
     names = [c.name for c in columns]
     missing = [n for n in names if n not in header]
     if missing:
@@ -51,12 +70,15 @@ def load_table(path: str, kind: str) -> pd.DataFrame:
     unknown = [h for h in header if h not in names]
     if unknown:
         raise SpecDataError(rel, 1, unknown[0], f"is not a known column (allowed: {', '.join(names)})")
+    position = {h: i for i, h in enumerate(header)}
     records = []
     seen = {}
-    for i, row in enumerate(raw.itertuples(index=False, name=None)):
-        line = i + 2
-        cells = dict(zip(header, row))
-        rec = {c.name: parse_cell(c, cells[c.name], rel, line) for c in columns}
+    for line, row in raw_rows:
+        if len(row) > len(header):
+            raise SpecDataError(rel, line, None, f"is not valid CSV: expected {len(header)} fields, saw {len(row)}")
+        # A short row reads its missing trailing cells as empty, as pandas did.
+        rec = {c.name: parse_cell(c, row[position[c.name]] if position[c.name] < len(row) else "", rel, line)
+               for c in columns}
         key = tuple(rec[k] for k in KEY_COLUMNS[kind])
         if key in seen:
             raise SpecDataError(rel, line, KEY_COLUMNS[kind][-1], f"duplicates line {seen[key]} ({'/'.join(map(str, key))})")
@@ -70,123 +92,182 @@ def load_table(path: str, kind: str) -> pd.DataFrame:
             if priced and not rec["price_date"]:
                 raise SpecDataError(rel, line, "price_date", "is required when a price is given")
         records.append(rec)
-    df = pd.DataFrame.from_records(records, columns=names)
-    df.attrs["path"] = rel
+    return records
+
+
+def load_table(path: str, kind: str):
+    """One spec CSV as a pandas DataFrame (imports pandas: not for start-up paths)."""
+    import pandas as pd
+
+    df = pd.DataFrame.from_records(load_rows(path, kind), columns=[c.name for c in FILES[kind]])
+    df.attrs["path"] = _rel_path(path)
     return df
 
 
+def _column_kind(values: list) -> str:
+    """How a pandas column of these values would be typed: "float" for numbers with an empty
+    cell or a fraction among them, "int" for whole numbers only, else "object"."""
+    present = [v for v in values if v is not None]
+    if not present or any(isinstance(v, (bool, str)) or not isinstance(v, (int, float)) for v in present):
+        return "object"
+    if len(present) < len(values) or any(isinstance(v, float) for v in present):
+        return "float"
+    return "int"
+
+
 class SpecDB:
-    """GPUs, instances, fabrics and model presets, shipped rows plus the user's rows."""
+    """GPUs, instances, fabrics and model presets, shipped rows plus the user's rows.
+
+    ``records[kind]`` holds the rows (dicts of typed values, plus ``origin``: "shipped",
+    "user" or "user price"); ``gpus``, ``instances``, ``fabrics``, ``models`` and ``tables``
+    are the same rows as pandas DataFrames, built (and pandas imported) on first use.
+    """
 
     def __init__(self, data_dir: str | None = None, user_db=None):
         self.data_dir = data_dir or spec_data_dir()
-        self.tables = {k: load_table(os.path.join(self.data_dir, f"{k}.csv"), k) for k in FILES}
-        self.tables = {k: v.assign(origin="shipped") for k, v in self.tables.items()}
+        self.paths = {k: _rel_path(os.path.join(self.data_dir, f"{k}.csv")) for k in FILES}
+        self.records: dict[str, list[dict]] = {}
+        for kind in FILES:
+            rows = load_rows(os.path.join(self.data_dir, f"{kind}.csv"), kind)
+            for r in rows:
+                r["origin"] = "shipped"
+            self.records[kind] = rows
         self.user_db = user_db
         if user_db is not None:
             self._merge_user_rows()
         self._check_references()
+        self._by_id = {k: {r["id"]: r for r in self.records[k]} for k in ("gpus", "fabrics", "models")}
         self._index = {k: self._build_index(k) for k in ("gpus", "fabrics", "models")}
+        self._frames: dict = {}
 
     # ---- tables -------------------------------------------------------------------------
-    @property
-    def gpus(self) -> pd.DataFrame:
-        return self.tables["gpus"]
+    def columns(self, kind: str) -> list[str]:
+        return [c.name for c in FILES[kind]] + ["origin"]
+
+    def row(self, kind: str, row_id: str) -> dict | None:
+        """The row of a GPU, fabric or model by its exact id, or None."""
+        return self._by_id[kind].get(row_id)
+
+    def records_as_printed(self, kind: str) -> list[dict]:
+        """Copies of the rows with each column typed as a whole, as when the tables were
+        DataFrames: a whole-number column with an empty cell holds floats (``16.0``). The
+        ``specs`` output and the Specs page keep printing what they printed before."""
+        rows = self.records[kind]
+        out = [dict(r) for r in rows]
+        for col in self.columns(kind):
+            if _column_kind([r.get(col) for r in rows]) == "float":
+                for r in out:
+                    if r.get(col) is not None:
+                        r[col] = float(r[col])
+        return out
+
+    def frame(self, kind: str):
+        """The rows as a pandas DataFrame (imports pandas on first use)."""
+        if kind not in self._frames:
+            import pandas as pd
+
+            df = pd.DataFrame.from_records(self.records[kind], columns=self.columns(kind))
+            df.attrs["path"] = self.paths[kind]
+            self._frames[kind] = df
+        return self._frames[kind]
 
     @property
-    def instances(self) -> pd.DataFrame:
-        return self.tables["instances"]
+    def tables(self) -> dict:
+        return {k: self.frame(k) for k in FILES}
 
     @property
-    def fabrics(self) -> pd.DataFrame:
-        return self.tables["fabrics"]
+    def gpus(self):
+        return self.frame("gpus")
 
     @property
-    def models(self) -> pd.DataFrame:
-        return self.tables["models"]
+    def instances(self):
+        return self.frame("instances")
+
+    @property
+    def fabrics(self):
+        return self.frame("fabrics")
+
+    @property
+    def models(self):
+        return self.frame("models")
 
     def _merge_user_rows(self):
         for kind in ("gpus", "instances", "fabrics", "models"):
             rows = self.user_db.rows(kind)
             if not rows:
                 continue
-            user = pd.DataFrame.from_records(rows).assign(origin="user")
-            keys = list(KEY_COLUMNS[kind])
-            base = self.tables[kind]
-            merged = pd.concat([base, user], ignore_index=True)
-            self.tables[kind] = merged.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
-        overrides = self.user_db.price_overrides()
-        if overrides:
-            df = self.tables["instances"].copy()
-            for o in overrides:
-                m = (df.provider == o["provider"]) & (df.region == o["region"]) & (df.instance_id == o["instance_id"])
-                for col in ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "currency",
-                            "price_date"):
+            names = [c.name for c in FILES[kind]]
+            user = [{**{n: r.get(n) for n in names}, "origin": "user"} for r in rows]
+            keys = KEY_COLUMNS[kind]
+            merged = self.records[kind] + user
+            # The last row of each key wins and keeps its own place (pandas' drop_duplicates(keep="last")).
+            last = {tuple(r[k] for k in keys): i for i, r in enumerate(merged)}
+            self.records[kind] = [r for i, r in enumerate(merged) if last[tuple(r[k] for k in keys)] == i]
+        for o in self.user_db.price_overrides():
+            for r in self.records["instances"]:
+                if (r["provider"], r["region"], r["instance_id"]) != (o["provider"], o["region"], o["instance_id"]):
+                    continue
+                for col in PRICE_OVERRIDE_COLUMNS:
                     if o.get(col) not in (None, ""):
-                        df.loc[m, col] = o[col]
-                df.loc[m, "origin"] = "user price"
-            self.tables["instances"] = df
+                        r[col] = o[col]
+                r["origin"] = "user price"
 
     def _check_references(self):
-        gpu_ids = set(self.gpus.id)
-        fabric_ids = set(self.fabrics.id)
-        path = self.instances.attrs.get("path", "spec_data/instances.csv")
-        for i, row in enumerate(self.instances.itertuples(index=False)):
-            if row.gpu_id not in gpu_ids:
-                raise SpecDataError(path, i + 2, "gpu_id", f"{row.gpu_id!r} is not a GPU id in gpus.csv")
+        gpu_ids = {r["id"] for r in self.records["gpus"]}
+        fabric_ids = {r["id"] for r in self.records["fabrics"]}
+        path = self.paths["instances"]
+        for i, row in enumerate(self.records["instances"]):
+            if row["gpu_id"] not in gpu_ids:
+                raise SpecDataError(path, i + 2, "gpu_id", f"{row['gpu_id']!r} is not a GPU id in gpus.csv")
             for col in ("fabric_id", "intra_node_link"):
-                if getattr(row, col) and getattr(row, col) not in fabric_ids:
-                    raise SpecDataError(path, i + 2, col, f"{getattr(row, col)!r} is not a fabric id in fabrics.csv")
+                if row[col] and row[col] not in fabric_ids:
+                    raise SpecDataError(path, i + 2, col, f"{row[col]!r} is not a fabric id in fabrics.csv")
 
     def _build_index(self, kind: str) -> dict:
         idx = {}
-        df = self.tables[kind]
-        for row in df.itertuples(index=False):
-            names = [row.id, row.name] + [a for a in (getattr(row, "aliases", "") or "").split(";") if a.strip()]
+        for row in self.records[kind]:
+            names = [row["id"], row["name"]] + [a for a in (row.get("aliases") or "").split(";") if a.strip()]
             for n in names:
-                idx.setdefault(normalise(n), row.id)
+                idx.setdefault(normalise(n), row["id"])
         return idx
 
     # ---- lookups ------------------------------------------------------------------------
-    def _find(self, kind: str, name: str, field: str) -> pd.Series:
-        key = best_match(name, self._index[kind], field, kind)
-        df = self.tables[kind]
-        return df[df.id == key].iloc[0]
+    def _find(self, kind: str, name: str, field: str) -> dict:
+        return self._by_id[kind][best_match(name, self._index[kind], field, kind)]
 
     def gpu(self, name: str) -> GpuSpec:
         """A GPU by id, name or alias, tolerant of case and spacing ("h100 sxm", "H100-SXM5-80GB")."""
         return gpu_from_row(self._find("gpus", name, "gpu"))
 
     def fabric(self, fabric_id: str) -> FabricSpec:
-        df = self.fabrics
-        rows = df[df.id == fabric_id.strip().lower()]
-        if rows.empty:
-            inter = ", ".join(df[df.scope == "inter"].id)
+        row = self._by_id["fabrics"].get(fabric_id.strip().lower())
+        if row is None:
+            inter = ", ".join(r["id"] for r in self.records["fabrics"] if r["scope"] == "inter")
             raise InputError("fabric", f"unknown fabric {fabric_id!r}; allowed: {inter}")
-        return fabric_from_row(rows.iloc[0])
+        return fabric_from_row(row)
 
     def instance(self, instance_id: str) -> InstanceSpec:
         """An instance by its id (``p5.48xlarge``) or ``provider:region:id`` when ambiguous."""
-        df = self.instances
+        rows = self.records["instances"]
         want = instance_id.strip()
         if want.count(":") == 2:
             p, r, i = want.split(":")
-            rows = df[(df.provider.str.lower() == p.lower()) & (df.region == r) & (df.instance_id == i)]
+            found = [x for x in rows if x["provider"].lower() == p.lower() and x["region"] == r and x["instance_id"] == i]
         else:
-            rows = df[df.instance_id.str.lower() == want.lower()]
-        if rows.empty:
-            rows = df[df.instance_id.map(normalise) == normalise(want)]
-        if rows.empty:
-            near = [i for i in df.instance_id if normalise(want)[:4] in normalise(i)][:6]
+            found = [x for x in rows if x["instance_id"].lower() == want.lower()]
+        if not found:
+            found = [x for x in rows if normalise(x["instance_id"]) == normalise(want)]
+        if not found:
+            near = [x["instance_id"] for x in rows if normalise(want)[:4] in normalise(x["instance_id"])][:6]
             hint = f"; similar: {', '.join(near)}" if near else "; see `gpu-planner specs instances`"
             raise InputError("instance", f"unknown instance {instance_id!r}{hint}")
-        return instance_from_row(rows.iloc[0])
+        return instance_from_row(found[0])
 
     def model(self, name: str) -> ModelSpec:
         return model_from_row(self._find("models", name, "model"))
 
     def model_ids(self) -> list[str]:
-        return list(self.models.id)
+        return [r["id"] for r in self.records["models"]]
 
 
 def _f(v, default=0.0) -> float:

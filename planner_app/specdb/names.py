@@ -6,14 +6,16 @@ import re
 from planner_app.core.errors import InputError
 
 _VENDOR_WORDS = ("nvidia", "amd", "intel", "tesla", "geforce", "instinct", "habana")
+# One pattern for all the words (removing one whole word never changes another's word
+# boundaries, so this equals removing them one by one); the catalog normalises ~350 names
+# at start-up, and eight re.sub calls per name were a third of its load time.
+_VENDOR_RE = re.compile(rf"\b(?:{'|'.join(_VENDOR_WORDS)})\b")
+_NOT_NAME_RE = re.compile(r"[^a-z0-9.]")
 
 
 def normalise(name: str) -> str:
     """"NVIDIA H100-SXM5 80GB" -> "h100sxm580gb"."""
-    s = name.lower()
-    for w in _VENDOR_WORDS:
-        s = re.sub(rf"\b{w}\b", "", s)
-    return re.sub(r"[^a-z0-9.]", "", s)
+    return _NOT_NAME_RE.sub("", _VENDOR_RE.sub("", name.lower()))
 
 
 def best_match(name: str, index: dict, field: str, kind: str) -> str:

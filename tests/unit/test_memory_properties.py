@@ -94,3 +94,19 @@ def test_breakdown_sums_to_the_peak(db, d):
     assert math.isclose(sum(r.breakdown.values()), r.peak_bytes, rel_tol=1e-12)
     assert all(v >= -1e-6 for v in r.breakdown.values()), r.breakdown
     assert all(math.isfinite(v) for v in r.breakdown.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=0, max_size=30))
+def test_undominated_events_match_the_pairwise_rule(rows):
+    """The array form of the peak-event filter keeps exactly what the pairwise rule keeps:
+    an event goes when another is >= in every slot and > in one, or equal and earlier."""
+    import numpy as np
+
+    from planner_app.core.memory import _undominated
+
+    tot = np.array(rows, dtype=float).reshape(len(rows), 3)
+    want = [i for i in range(len(tot))
+            if not any(j != i and np.all(tot[j] >= tot[i]) and (np.any(tot[j] > tot[i]) or j < i)
+                       for j in range(len(tot)))]
+    assert list(_undominated(tot)) == want

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 def hardware_choices(db) -> list[tuple[str, str, str]]:
     out = []
-    for r in db.instances.to_dict("records"):
+    for r in db.records["instances"]:
         price = r.get("price_on_demand_hr")
         price_txt = f", {r.get('currency', 'USD')} {price:,.2f}/h" if isinstance(price, float) and price == price else ""
         out.append(("instance", r["instance_id"], f"{r['provider']} {r['instance_id']} "
                                                    f"({int(r['gpu_count'])}x {r['gpu_id']}{price_txt})"))
-    gpus = [("gpu", r["id"], f"GPU {r['name']} ({r['memory_gb']:g} GB)") for r in db.gpus.to_dict("records")]
+    gpus = [("gpu", r["id"], f"GPU {r['name']} ({r['memory_gb']:g} GB)") for r in db.records["gpus"]]
     return gpus + out
 
 

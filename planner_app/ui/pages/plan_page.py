@@ -140,9 +140,8 @@ class PlanPage(QWidget):
         self.zero = ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none")) for z in range(4)], 0)
         self.sp = QCheckBox(self.tr("sequence parallel"))
         self.schedule = ChoiceField([(s, s) for s in PP_SCHEDULES], "1f1b")
-        fabrics = db.fabrics
         self.fabric = ChoiceField([(None, self.tr("default"))] +
-                                  [(r["id"], r["name"]) for r in fabrics[fabrics.scope == "inter"].to_dict("records")])
+                                  [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"])
         self.nics = IntField(0, 64, 0, special=self.tr("auto"))
         rows = ((self.tr("Name"), self.name), (self.tr("GPU or instance"), self.hardware), (self.tr("GPUs"), self.gpus),
                 (self.tr("GPUs per node"), self.gpus_per_node), (self.tr("Tensor parallel"), self.axes["tp"]),

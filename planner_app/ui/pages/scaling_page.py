@@ -76,8 +76,7 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         form.addRow("", self.weak)
         left.addLayout(form)
         left.addWidget(QLabel(self.tr("Networks")))
-        fabrics = db.fabrics
-        self.fabric_list = CheckList([(r["id"], r["name"]) for r in fabrics[fabrics.scope == "inter"].to_dict("records")],
+        self.fabric_list = CheckList([(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"],
                                      checked=DEFAULT_FABRICS)
         left.addWidget(self.fabric_list, 1)
         self.error = QLabel()

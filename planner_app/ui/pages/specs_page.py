@@ -190,10 +190,8 @@ class SpecsPage(QWidget):
         return ("gpus", "instances", "fabrics")[self.tabs.currentIndex()]
 
     def reload(self):
-        tables = {"gpus": self.db.gpus, "instances": self.db.instances, "fabrics": self.db.fabrics}
-        for kind, df in tables.items():
-            rows = [{k: _clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-            self.models[kind].set_rows(rows)
+        for kind in ("gpus", "instances", "fabrics"):
+            self.models[kind].set_rows(self.db.records_as_printed(kind))
         self._columns_sized = False
         if self.isVisible():
             self._size_columns()
