@@ -21,7 +21,7 @@ from planner_app.core.sweep import memory_peak  # noqa: E402
 from planner_app.core.timing import step_time  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 from planner_app.core.search import candidate_from_instance, search  # noqa: E402
-from planner_app.resolve import resolve_hardware  # noqa: E402
+from planner_app.service.resolve import resolve_hardware  # noqa: E402
 
 GOAL_ESTIMATE_US = 1000.0
 GOAL_SEARCH_PER_S = 300_000

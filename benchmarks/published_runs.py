@@ -145,7 +145,7 @@ def engine_inputs(r, db):
         fab, nics = SYSTEM_FABRIC["selene"]
     if "omni-path" in system:
         fab, nics = SYSTEM_FABRIC["jean zay"]
-    from planner_app.resolve import intra_for_gpu
+    from planner_app.service.resolve import intra_for_gpu
 
     hw = Hardware(gpu=gpu, intra=intra_for_gpu(db, gpu), inter=db.fabric(fab), nics_per_node=nics)
     return model, hw, setup, plan, notes

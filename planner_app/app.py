@@ -107,12 +107,12 @@ def choose_language(settings) -> str:
 def build_window(files=(), settings=None, userdb=None, sample_fn=None):
     """The main window with the bundled spec database and a scenario loaded: the first file
     given, or the example (the 70B plan across three clouds) on a first run."""
-    from planner_app.cli import _user_db_catalog
+    from planner_app.service.catalog import open_catalog
     from planner_app.ui.main_window import MainWindow
     from planner_app.ui.settings import Settings
 
     settings = settings or Settings()
-    db = _user_db_catalog()
+    db = open_catalog(userdb)  # the same user database for the catalog, the Specs page and the probe
     win = MainWindow(db, settings=settings, userdb=userdb, sample_fn=sample_fn)
     if files:
         win.open_path(files[0])

@@ -143,7 +143,7 @@ def plan_options(sc: dict, index: int) -> dict:
 
 def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
     """One result per plan: ``{"name", "options", "estimate"}`` or ``{"name", "options", "error"}``."""
-    from planner_app.cli_estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_from_options
 
     out = []
     for i, p in enumerate(sc["plans"]):

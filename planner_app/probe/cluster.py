@@ -112,7 +112,7 @@ def default_intra_fabric(db, gpu):
     """The intra-node link the engine assumes for ``gpu`` (NVLink generation or PCIe)."""
     if gpu is None:
         return None
-    from planner_app.resolve import intra_for_gpu
+    from planner_app.service.resolve import intra_for_gpu
     return intra_for_gpu(db, gpu)
 
 

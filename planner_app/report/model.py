@@ -209,7 +209,7 @@ def _spec_data_version(db) -> dict:
 
 # ---- scaling ------------------------------------------------------------------------------
 def _request(opts: dict, db):
-    from planner_app.cli_estimate import OPTION_DEFAULTS, build_request
+    from planner_app.service.estimate import OPTION_DEFAULTS, build_request
 
     return build_request(SimpleNamespace(**{**OPTION_DEFAULTS, **opts}), db)
 
@@ -219,7 +219,7 @@ def _scaling(p: PlanResult, db) -> dict:
     over node counts (powers of two up to at least twice the plan's nodes)."""
     from planner_app.core.scaling import scaling_curve
     from planner_app.core.setup import TrainingSetup
-    from planner_app.resolve import resolve_plan
+    from planner_app.service.resolve import resolve_plan
 
     est = p.estimate
     par, s = est["parallel"], est["setup"]

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBox
 
 from planner_app import scenario
-from planner_app.cli_estimate import estimate_from_options
+from planner_app.service.estimate import estimate_from_options
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -217,7 +217,7 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
 
     from PySide6.QtWidgets import QApplication
 
-    from planner_app.cli_estimate import estimate_from_args
+    from planner_app.service.estimate import estimate_from_args
     from planner_app.cli import build_parser
     sp = window.search_page
     window.nav.setCurrentRow(4)

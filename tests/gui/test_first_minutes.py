@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from planner_app import scenario
-from planner_app.cli_estimate import estimate_from_options
+from planner_app.service.estimate import estimate_from_options
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -124,11 +124,11 @@ def test_headroom_and_the_users_margin(window, qtbot):
 
 
 def test_search_keeps_the_memory_margin():
-    from planner_app.cli_search import build_candidates
+    from planner_app.cli.search import build_candidates
     from planner_app.core.search import search
     from planner_app.specdb.catalog import shipped_db
     db = shipped_db()
-    from planner_app.resolve import resolve_model
+    from planner_app.service.resolve import resolve_model
     model = resolve_model("llama-3.1-8b", db)
     cands = build_candidates(db, "h100-sxm", None, None, 7.1)
     loose = search(model, cands, tokens=1e10, max_gpus=8, seq_len=4096, global_batch=64, top=500,

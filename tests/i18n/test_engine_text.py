@@ -41,7 +41,7 @@ def _engine_catalogue() -> dict:
 def estimates(db, tmp_path_factory):
     """Every baseline case estimated by the current code (a calibration profile saved in a
     private user database for the calibrated one)."""
-    from planner_app.cli_estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_from_options
     from planner_app.specdb.userdb import UserDB
 
     user_dir = str(tmp_path_factory.mktemp("user"))

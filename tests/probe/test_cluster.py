@@ -137,7 +137,7 @@ def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
     from planner_app.core.estimate import estimate_training
     from planner_app.core.setup import TrainingSetup
     from planner_app.probe.calibration import load_profile
-    from planner_app.resolve import resolve_hardware, resolve_model, resolve_plan
+    from planner_app.service.resolve import resolve_hardware, resolve_model, resolve_plan
     from planner_app.specdb.userdb import UserDB
 
     udb = UserDB(str(tmp_path / "user.sqlite"))

@@ -64,9 +64,12 @@ def test_estimates_match_the_golden_file(monkeypatch, tmp_path):
     # One catalog and one parser for all cases (loading them is ~3/4 of a case's time). The
     # golden file was made with a fresh catalog per case, so an estimate that changed the
     # catalog it was given would show here as a difference.
-    catalog = cli._user_db_catalog()
+    import planner_app.cli.estimate as cli_estimate
+    from planner_app.service.catalog import open_catalog
+
+    catalog = open_catalog()
     parser = cli.build_parser(document=False)
-    monkeypatch.setattr(cli, "_user_db_catalog", lambda: catalog)
+    monkeypatch.setattr(cli_estimate, "open_catalog", lambda: catalog)
     monkeypatch.setattr(cli, "build_parser", lambda document=False: parser)
 
     failures = []

@@ -8,7 +8,7 @@ from planner_app.core.memory import training_memory
 from planner_app.core.scaling import scaling_curve
 from planner_app.core.search import candidate_from_instance, enumerate_layouts, gpu_counts, search
 from planner_app.core.setup import ParallelPlan, TrainingSetup
-from planner_app.resolve import resolve_hardware
+from planner_app.service.resolve import resolve_hardware
 
 
 def test_gpu_counts_are_whole_nodes():

@@ -71,7 +71,7 @@ def breakdown_labels() -> dict:
 
 def estimate_task(options: dict, db):
     def run(progress, cancelled):
-        from planner_app.cli_estimate import estimate_from_options
+        from planner_app.service.estimate import estimate_from_options
         return estimate_from_options(options, db)
     return run
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, Q
 
 from planner_app.i18n import engine_text
 from planner_app.probe import nvml
-from planner_app.probe.cli_probe import match_gpu
+from planner_app.service.validation import match_gpu
 from planner_app.probe.runner import ProbeCancelled, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts
 from planner_app.ui.charts.lines import RooflineChart, TelemetryChart
@@ -387,7 +387,7 @@ class ProbePage(QWidget):
 
     # ---- validation ---------------------------------------------------------------------------
     def run_validation(self):
-        from planner_app.probe.cli_probe import parse_validate_args, validation_case
+        from planner_app.service.validation import parse_validate_args, validation_case
         if self.gpu is None:
             return
         model_ref = self.doc.data["workload"].get("model")
@@ -408,7 +408,7 @@ class ProbePage(QWidget):
                         on_cancel=runner.cancel)
 
     def _show_validation(self, measured):
-        from planner_app.probe.cli_probe import compare_validation
+        from planner_app.service.validation import compare_validation
         v = compare_validation(measured, getattr(self, "_validation_estimate", None))
         gap = v.get("peak_gap")
         step = v.get("step_gap")

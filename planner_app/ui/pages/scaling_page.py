@@ -33,7 +33,7 @@ def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool)
         from types import SimpleNamespace
 
         from planner_app import scenario
-        from planner_app.cli_estimate import OPTION_DEFAULTS, build_request, training_setup_and_plan
+        from planner_app.service.estimate import OPTION_DEFAULTS, build_request, training_setup_and_plan
         from planner_app.core.scaling import scaling_curve, skipped_node_counts
         if sc["workload"].get("mode", "training") != "training":
             raise ValueError("scaling curves are for training plans; the workload is inference")

@@ -31,10 +31,10 @@ def price_basis_labels() -> dict:
 def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
                 price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
     def run(progress, cancelled):
-        from planner_app.cli_search import build_candidates, default_global_batch
+        from planner_app.service.search import build_candidates, default_global_batch
         from planner_app.core.cost import DEFAULT_CNY_PER_USD
         from planner_app.core.search import search
-        from planner_app.resolve import default_seq_len, resolve_model
+        from planner_app.service.resolve import default_seq_len, resolve_model
         w = sc["workload"]
         if w.get("mode", "training") != "training":
             raise ValueError("search plans training runs; switch the workload to training")

@@ -187,7 +187,7 @@ class WorkloadPage(QWidget):
             self._loading = False
 
     def _show_model(self, model_ref):
-        from planner_app.resolve import resolve_model
+        from planner_app.service.resolve import resolve_model
         try:
             m = resolve_model(model_ref, self.db)
         except Exception as e:  # noqa: BLE001 - shown at the field

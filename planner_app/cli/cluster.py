@@ -69,7 +69,7 @@ def run(args) -> int:
 
 def _import(args) -> int:
     from planner_app.probe import cluster
-    from planner_app.probe.cli_probe import match_gpu
+    from planner_app.service.validation import match_gpu
     from planner_app.specdb.catalog import shipped_db
     from planner_app.specdb.userdb import UserDB
 

@@ -10,42 +10,14 @@ from planner_app.core.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
 from planner_app.core.scaling import scaling_curve, skipped_node_counts
 from planner_app.core.search import PRICE_LABELS, Candidate, candidate_from_instance, search
-from planner_app.resolve import default_seq_len, resolve_hardware, resolve_model
-
-
-def build_candidates(db, gpus: str | None, instances: str | None, fabric: str | None,
-                     cny_per_usd: float = DEFAULT_CNY_PER_USD) -> list[Candidate]:
-    out = []
-    if instances:
-        for name in [x.strip() for x in instances.split(",") if x.strip()]:
-            hw, per_node, _ = resolve_hardware(db, instance=name, fabric=fabric)
-            out.append(candidate_from_instance(name, hw, hw.instance, cny_per_usd))
-    else:
-        for name in [x.strip() for x in (gpus or "").split(",") if x.strip()]:
-            hw, per_node, _ = resolve_hardware(db, gpu=name, fabric=fabric)
-            out.append(Candidate(name=hw.gpu.name, hardware=hw, gpus_per_node=per_node))
-    if not out:
-        raise InputError("gpu", "give one or more GPUs (--gpu A,B) or instances (--instance X,Y)")
-    return out
-
-
-def default_global_batch(seq_len: int) -> int:
-    """About 4M tokens per step, in a power-of-two number of sequences (Llama 3's 4M-token
-    batches, Dubey et al. 2024 table 4)."""
-    return 2 ** max(0, round(math.log2(4_000_000 / seq_len)))
-
-
-def model_ref(text: str) -> str:
-    """The model as an ``estimate`` command names it: a config file by its absolute path."""
-    if text.endswith(".json") or os.path.sep in text or os.path.exists(text):
-        return os.path.abspath(text)
-    return text
+from planner_app.service.catalog import open_catalog
+from planner_app.service.resolve import default_seq_len, resolve_model
+from planner_app.service.search import build_candidates, default_global_batch, model_ref
 
 
 def run_search(args) -> int:
-    from planner_app.cli import _user_db_catalog
 
-    db = _user_db_catalog()
+    db = open_catalog()
     model = resolve_model(args.model, db)
     seq = args.seq_len or default_seq_len(model, db)
     gbs = args.global_batch or default_global_batch(seq)
@@ -97,10 +69,9 @@ def format_text(model, tokens: float, res) -> str:
 
 
 def run_scaling(args) -> int:
-    from planner_app.cli import _user_db_catalog
-    from planner_app.cli_estimate import apply_cli_defaults, build_request, training_setup_and_plan
+    from planner_app.service.estimate import apply_cli_defaults, build_request, training_setup_and_plan
 
-    db = _user_db_catalog()
+    db = open_catalog()
     apply_cli_defaults(args, mode="training")
     model, hw, per_node, overrides, notes = build_request(args, db)
     setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)

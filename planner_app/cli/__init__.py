@@ -130,7 +130,7 @@ def _add_workload_options(p, training=True):
 
 # Help text of the options whose add_argument call gives none (by argparse dest). The
 # default shown beside each comes from the parser or, for options left None there so that a
-# given value can be told from a default one, from cli_estimate.OPTION_DEFAULTS.
+# given value can be told from a default one, from service.estimate.OPTION_DEFAULTS.
 HELP = {
     "gpus_per_node": "GPUs in one node (default: the instance's, else 8)",
     "micro_batch": "sequences per GPU per forward/backward pass",
@@ -169,7 +169,7 @@ HELP = {
 
 def _document(parser) -> None:
     """Every option of every command gets a help line and shows its default."""
-    from planner_app.cli_estimate import OPTION_DEFAULTS
+    from planner_app.service.estimate import OPTION_DEFAULTS
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -261,7 +261,7 @@ def build_parser(document: bool = True) -> Parser:
     pr.add_argument("--validate-args", metavar="K=V,...",
                     help="validation settings: recipe, micro_batch, seq_len, attention, recompute, optimizer, steps")
 
-    from planner_app import cli_cluster
+    from planner_app.cli import cluster as cli_cluster
     cli_cluster.add_parser(sub, _positive_int)
 
     rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
@@ -322,29 +322,29 @@ def main(argv=None) -> int:
     prog = f"gpu-planner {args.command}"
     try:
         if args.command == "estimate":
-            from planner_app import cli_estimate
+            from planner_app.cli import estimate as cli_estimate
             return cli_estimate.run(args)
         if args.command == "models":
             return _models(args)
         if args.command == "specs":
             return _specs(args)
         if args.command == "search":
-            from planner_app import cli_search
+            from planner_app.cli import search as cli_search
             return cli_search.run_search(args)
         if args.command == "scaling":
-            from planner_app import cli_search
+            from planner_app.cli import search as cli_search
             return cli_search.run_scaling(args)
         if args.command == "probe":
-            from planner_app.probe import cli_probe
+            from planner_app.cli import probe as cli_probe
             return cli_probe.run(args)
         if args.command == "cluster":
-            from planner_app import cli_cluster
+            from planner_app.cli import cluster as cli_cluster
             return cli_cluster.run(args)
         if args.command == "report":
             if not _display_available():
                 # a headless command: Qt paints the PDF offscreen instead of aborting for lack of a display
                 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-            from planner_app.report import cli_report
+            from planner_app.cli import report as cli_report
             return cli_report.run(args)
         if args.command == "gui":
             return _open_gui(args, [args.scenario] if args.scenario else [])
@@ -396,9 +396,10 @@ def _models(args) -> int:
 
 
 def _specs(args) -> int:
+    from planner_app.service.catalog import open_catalog
     import csv
 
-    db = _user_db_catalog()
+    db = open_catalog()
     records = db.records_as_printed(args.kind)
     if args.csv:
         # The csv module, not pandas (~0.5 s to import); written as pandas' to_csv wrote it:
@@ -423,22 +424,6 @@ def _specs(args) -> int:
     for r in rows:
         print("  ".join("" if r.get(c) is None else str(r.get(c)) for c in cols))
     return 0
-
-
-def _user_db_catalog():
-    """The spec database with the user's own rows merged in (when their database opens)."""
-    from planner_app.specdb.catalog import SpecDB, shipped_db
-
-    try:
-        from planner_app.specdb.userdb import UserDB, UserDBError
-    except ImportError:
-        return shipped_db()
-    try:
-        udb = UserDB.open_default()
-    except UserDBError as e:
-        print(f"gpu-planner: warning: your database was not used: {e}", file=sys.stderr)
-        return shipped_db()
-    return SpecDB(user_db=udb)
 
 
 if __name__ == "__main__":

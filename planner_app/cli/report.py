@@ -6,7 +6,7 @@ import sys
 
 def run(args) -> int:
     from planner_app import scenario
-    from planner_app.cli import _user_db_catalog
+    from planner_app.service.catalog import open_catalog
     from planner_app.report import build_report, write_report
     from planner_app.report.writer import format_for
 
@@ -24,7 +24,7 @@ def run(args) -> int:
     if lang != "en":
         i18n.install(lang)  # a compiled catalogue when there is one; zh_cn.py otherwise
     try:
-        report = build_report(sc, _user_db_catalog(), lang=lang)
+        report = build_report(sc, open_catalog(), lang=lang)
         write_report(report, args.output, fmt, getattr(args, "paper", "A4") or "A4")
     finally:
         if lang != "en":

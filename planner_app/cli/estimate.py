@@ -1,0 +1,73 @@
+"""``gpu-planner estimate``: parse, call the estimate service, print text or JSON."""
+from __future__ import annotations
+
+import json
+
+from planner_app import units
+from planner_app.service.catalog import open_catalog
+from planner_app.service.estimate import apply_cli_defaults, estimate_from_args
+
+
+def run(args) -> int:
+    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode), open_catalog())
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(format_text(out))
+    return 0
+
+
+def format_text(out: dict) -> str:
+    """A readable summary of an estimate."""
+    gb = units.fmt_bytes
+    m = out["memory"]
+    lines = [f"{out['model']['summary']}",
+             f"GPU: {out['gpu']['name']} ({out['gpu']['memory_gb']:g} GB)"
+             + (f" in {out['instance']['provider']} {out['instance']['id']}" if "instance" in out else "")]
+    if out["mode"] == "training":
+        p = out["parallel"]
+        lines.append(f"Layout: {p['gpus']} GPUs = tp {p['tp']} x pp {p['pp']} x cp {p['cp']} x ep {p['ep']} "
+                     f"x dp {p['dp']}, ZeRO {p['zero']}")
+        s = out["setup"]
+        lines.append(f"Setup: micro-batch {s['micro_batch']}, seq {s['seq_len']}, {s['recipe']}, {s['optimizer']}, "
+                     f"{s['attention']} attention, recompute {s['recompute']}, {s['framework']}")
+    verdict = "FITS" if m["fits"] else "DOES NOT FIT"
+    lines.append("")
+    lines.append(f"Memory per GPU: peak {gb(m['peak_bytes'])} (+ overheads = {gb(m['device_bytes'])}) "
+                 f"of {gb(m['capacity_bytes'])}: {verdict}")
+    for k, v in m["breakdown"].items():
+        if v:
+            lines.append(f"  {k.replace('_', ' '):24s} {gb(v):>12s}")
+    if "largest_micro_batch" in m:
+        lines.append(f"  largest micro-batch that fits: {m['largest_micro_batch']}")
+    if "kv_cache_bytes" in m:
+        lines.append(f"  KV cache: {gb(m['kv_cache_bytes'])}; largest batch {m['largest_batch']}, "
+                     f"longest context {m['longest_context']:,} tokens")
+    t = out.get("time", {})
+    if out["mode"] == "training" and t:
+        lines.append("")
+        lines.append(f"Step: {units.fmt_seconds(t['step_s'])}, {t['tokens_per_s']:,.0f} tokens/s, "
+                     f"MFU {t['mfu'] * 100:.1f}% ({t['tflops_per_gpu']:.0f} TFLOP/s per GPU)")
+        for k, v in t["breakdown_s"].items():
+            if v > 0:
+                lines.append(f"  {k.replace('_', ' '):28s} {units.fmt_seconds(v):>10s}")
+        if "train_s" in t:
+            c = out["cost"]
+            lines.append(f"Time to train: {t['train_days']:.1f} days, {c['gpu_hours']:,.0f} GPU-hours, "
+                         f"{c['energy_kwh']:,.0f} kWh")
+            if c.get("usd") is not None:
+                lines.append(f"Cost: ${c['usd']:,.0f} ({c.get('usd_price_basis')})"
+                             + (f"; mix ${c['usd_mix']:,.0f}" if c.get("usd_mix") else ""))
+    elif t:
+        lines.append("")
+        lines.append(f"Prefill {units.fmt_seconds(t['prefill_s'])}; decode {t['decode_tokens_per_s']:,.0f} tokens/s "
+                     f"({t['decode_tokens_per_s_per_user']:,.1f} per user, {t['decode_bound']}-bound)")
+        if out.get("cost", {}).get("usd_per_million_tokens") is not None:
+            lines.append(f"Cost: ${out['cost']['usd_per_million_tokens']:.3f} per million tokens")
+    if out.get("advice"):
+        lines.append("")
+        lines.append("Advice: " + out["advice"]["text"])
+    lines.append("")
+    lines.append("Assumptions:")
+    lines += [f"  - {a}" for a in out["assumptions"]]
+    return "\n".join(lines)

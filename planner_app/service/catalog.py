@@ -1,0 +1,21 @@
+"""The one way the faces open the spec database: the shipped catalog with the user's own
+rows merged in (when their database opens; otherwise the shipped rows and a warning)."""
+from __future__ import annotations
+
+import sys
+
+
+def open_catalog(userdb=None):
+    """The spec database with ``userdb`` (default: the user's database) merged in."""
+    from planner_app.specdb.catalog import SpecDB, shipped_db
+
+    try:
+        from planner_app.specdb.userdb import UserDB, UserDBError
+    except ImportError:
+        return shipped_db()
+    try:
+        udb = userdb if userdb is not None else UserDB.open_default()
+    except UserDBError as e:
+        print(f"gpu-planner: warning: your database was not used: {e}", file=sys.stderr)
+        return shipped_db()
+    return SpecDB(user_db=udb)
