@@ -16,17 +16,16 @@ import json
 import os
 
 from planner_app.core.errors import InputError
+from planner_app.service import options
 from planner_app.specdb.schema import SpecDataError
 
 SCHEMA_VERSION = 2
 MAX_PLANS = 8
 
-# Options that describe the workload (shared by every plan) and the hardware/layout of one plan.
-WORKLOAD_KEYS = ("mode", "model", "micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer",
-                 "attention", "recompute", "offload", "framework", "batch", "prompt_len", "new_tokens",
-                 "weights_dtype", "kv_dtype", "target_tokens_per_s")
-PLAN_KEYS = ("name", "gpu", "instance", "gpus", "gpus_per_node", "tp", "pp", "dp", "cp", "ep", "vp", "zero",
-             "sequence_parallel", "pp_schedule", "fabric", "nics_per_node", "mfu", "achieved_tflops")
+# Options that describe the workload (shared by every plan) and the hardware/layout of one plan:
+# the option table's scopes (service/options.py), plus the scenario's own keys.
+WORKLOAD_KEYS = options.WORKLOAD_KEYS + ("target_tokens_per_s",)
+PLAN_KEYS = ("name",) + options.PLAN_KEYS
 CURRENCIES = ("USD", "CNY")
 
 
@@ -71,10 +70,11 @@ def validate(sc: dict, source: str = "scenario") -> dict:
             raise SpecDataError(source, None, key, "is missing")
     if not isinstance(sc["workload"], dict):
         raise SpecDataError(source, None, "workload", "must be an object")
-    for k in sc["workload"]:
+    for k, v in sc["workload"].items():
         if k not in WORKLOAD_KEYS:
             raise SpecDataError(source, None, f"workload.{k}", f"is not a workload option; allowed: "
                                                              f"{', '.join(WORKLOAD_KEYS)}")
+        _check_value(source, f"workload.{k}", k, v)
     if not sc["workload"].get("model"):
         raise SpecDataError(source, None, "workload.model", "is missing: name a preset or embed a config")
     plans = sc["plans"]
@@ -83,10 +83,11 @@ def validate(sc: dict, source: str = "scenario") -> dict:
     for i, p in enumerate(plans):
         if not isinstance(p, dict):
             raise SpecDataError(source, None, f"plans[{i}]", "must be an object")
-        for k in p:
+        for k, v in p.items():
             if k not in PLAN_KEYS:
                 raise SpecDataError(source, None, f"plans[{i}].{k}", f"is not a plan option; allowed: "
                                                                   f"{', '.join(PLAN_KEYS)}")
+            _check_value(source, f"plans[{i}].{k}", k, v)
         if not (p.get("gpu") or p.get("instance")):
             raise SpecDataError(source, None, f"plans[{i}]", "needs a gpu or an instance")
     if sc.get("currency", "USD") not in CURRENCIES:
@@ -95,6 +96,24 @@ def validate(sc: dict, source: str = "scenario") -> dict:
     if not isinstance(chosen, int) or not 0 <= chosen < len(plans):
         raise SpecDataError(source, None, "chosen_plan", f"must be an index from 0 to {len(plans) - 1}")
     return sc
+
+
+def _check_value(source: str, where: str, key: str, value) -> None:
+    """A scenario value passes the option table's check (the CLI's rules); ``name`` and
+    ``target_tokens_per_s`` are the scenario's own."""
+    if key == "name":
+        if value is not None and (not isinstance(value, str) or len(value) > 200):
+            raise SpecDataError(source, None, where, "must be text of at most 200 characters")
+        return
+    if key == "target_tokens_per_s":
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 < value < float("inf")):
+            raise SpecDataError(source, None, where, f"must be a positive number; got {value!r}")
+        return
+    try:
+        options.check(key, value)
+    except InputError as e:
+        raise SpecDataError(source, None, where, e.message) from None
 
 
 def loads(text: str, source: str = "scenario") -> dict:

@@ -83,49 +83,18 @@ def _percent(text):
     return v
 
 
-def _fraction(text):
-    v = _positive_float(text)
-    if v > 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return v
+# The options of `estimate` and `scaling`, in --help order; each is declared once in
+# planner_app/service/options.py (type, range, default, help).
+WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_batch", "seq_len", "global_batch",
+                 "tokens", "recipe", "optimizer", "attention", "recompute", "tp", "pp", "dp", "cp", "ep", "vp", "zero",
+                 "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
+                 "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")
+INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
 
 
-def _add_workload_options(p, training=True):
-    from planner_app.core.cost import PRICE_KINDS
-    from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, OFFLOADS, OPTIMIZERS, PP_SCHEDULES, RECIPES,
-                                        RECOMPUTES)
-
-    p.add_argument("--model", required=True, help="preset name (gpu-planner models) or a config.json path")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--gpu", help="GPU name or id (gpu-planner specs gpus)")
-    g.add_argument("--instance", help="cloud instance id (gpu-planner specs instances)")
-    p.add_argument("--gpus", type=_positive_int("gpus"), help="total GPUs (default tp*pp*cp*ep*dp)")
-    p.add_argument("--gpus-per-node", type=_positive_int("gpus_per_node"))
-    p.add_argument("--micro-batch", type=_positive_int("micro_batch"))
-    p.add_argument("--seq-len", type=_positive_int("seq_len"))
-    p.add_argument("--global-batch", type=_positive_int("global_batch"))
-    p.add_argument("--tokens", type=_positive_float, help="training budget in tokens")
-    p.add_argument("--recipe", choices=RECIPES)
-    p.add_argument("--optimizer", choices=OPTIMIZERS)
-    p.add_argument("--attention", choices=ATTENTIONS)
-    p.add_argument("--recompute", choices=RECOMPUTES)
-    for axis in ("tp", "pp", "dp", "cp", "ep"):
-        p.add_argument(f"--{axis}", type=_positive_int(axis))
-    p.add_argument("--vp", type=_positive_int("vp"), help="virtual stages per rank (interleaved)")
-    p.add_argument("--zero", type=int, choices=range(4), metavar="{0,1,2,3}")
-    p.add_argument("--sequence-parallel", action="store_true", default=None)
-    p.add_argument("--pp-schedule", choices=PP_SCHEDULES)
-    p.add_argument("--offload", choices=OFFLOADS)
-    p.add_argument("--framework", choices=FRAMEWORKS, default="pytorch")
-    p.add_argument("--fabric", help="inter-node network id (gpu-planner specs fabrics)")
-    p.add_argument("--nics-per-node", type=_positive_int("nics_per_node"))
-    p.add_argument("--mfu", type=_fraction, help="override the efficiency model with this MFU")
-    p.add_argument("--achieved-tflops", type=_positive_float, help="override: achieved TFLOP/s per GPU")
-    p.add_argument("--price-mix", help="e.g. reserved_1yr=0.8,on_demand=0.2")
-    p.add_argument("--price", choices=PRICE_KINDS,
-                   help="price basis of cost.usd (default on_demand, else the first known price)")
-    p.add_argument("--cny-per-usd", type=_positive_float, help="exchange rate for CNY prices")
-    p.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
+def _add_workload_options(p):
+    from planner_app.service.options import add_arguments
+    add_arguments(p, WORKLOAD_ARGS, exclusive=("gpu", "instance"))
 
 
 # Help text of the options whose add_argument call gives none (by argparse dest). The
@@ -191,20 +160,16 @@ def build_parser(document: bool = True) -> Parser:
     (main does, unless help is asked for: it keeps the engine's import off ``gpu-planner gui``'s
     start-up)."""
     from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
-    from planner_app.core.setup import KV_DTYPES, WEIGHT_DTYPES
 
     ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
     ap.add_argument("--version", action="version", version=f"gpu-planner {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=Parser)
 
+    from planner_app.service.options import add_arguments
+
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
     _add_workload_options(e)
-    e.add_argument("--mode", choices=("training", "inference"), default="training")
-    e.add_argument("--batch", type=_positive_int("batch"), help="inference: concurrent sequences")
-    e.add_argument("--prompt-len", type=_positive_int("prompt_len"))
-    e.add_argument("--new-tokens", type=_positive_int("new_tokens"))
-    e.add_argument("--weights-dtype", choices=WEIGHT_DTYPES)
-    e.add_argument("--kv-dtype", choices=KV_DTYPES)
+    add_arguments(e, ("mode",) + INFERENCE_ARGS)
     e.add_argument("--json", action="store_true")
 
     m = sub.add_parser("models", help="list model presets")

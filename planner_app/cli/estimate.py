@@ -9,7 +9,7 @@ from planner_app.service.estimate import apply_cli_defaults, estimate_from_args
 
 
 def run(args) -> int:
-    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode), open_catalog())
+    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), open_catalog())
     if args.json:
         print(json.dumps(out, indent=1))
     else:

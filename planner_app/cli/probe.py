@@ -6,7 +6,6 @@ import json
 import sys
 from dataclasses import asdict
 
-from planner_app.core.errors import InputError
 from planner_app.probe import nvml
 from planner_app.probe.runner import ProbeError, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts

@@ -10,6 +10,9 @@ from planner_app.core.errors import InputError
 from planner_app.core.estimate import Overrides, estimate_inference, estimate_training
 from planner_app.core.setup import InferenceSetup, TrainingSetup
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+# The estimate options, their defaults and the modes they apply to are declared once in
+# service/options.py (the CLI's option names; scenario files and the GUI use the same names).
+from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
 from planner_app.service.resolve import default_recipe, default_seq_len, resolve_hardware, resolve_model, resolve_plan
 
 
@@ -37,26 +40,6 @@ def build_request(args, db):
     return model, hw, per_node, overrides, notes
 
 
-# The estimate options and their defaults: the CLI's option names (argparse dests). Scenario
-# files and the GUI use the same names, so a plan gives the same numbers everywhere.
-OPTION_DEFAULTS = {
-    "mode": "training", "model": None, "gpu": None, "instance": None, "gpus": None, "gpus_per_node": None,
-    "micro_batch": 1, "seq_len": None, "global_batch": None, "tokens": None, "recipe": None, "optimizer": "adamw",
-    "attention": None, "recompute": "none", "tp": None, "pp": None, "dp": None, "cp": None, "ep": None, "vp": 2,
-    "zero": 0, "sequence_parallel": False, "pp_schedule": "1f1b", "offload": "none", "framework": "pytorch",
-    "fabric": None, "nics_per_node": None, "mfu": None, "achieved_tflops": None, "price_mix": None,
-    "price": None, "cny_per_usd": None, "calibration": None, "batch": 1, "prompt_len": 1024, "new_tokens": 128,
-    "weights_dtype": "bf16", "kv_dtype": "bf16",
-}
-
-
-# Options that mean something in one mode only: given in the other they are an error, not
-# silently ignored (``--weights-dtype int4`` on a training run once changed nothing).
-INFERENCE_ONLY = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
-TRAINING_ONLY = ("micro_batch", "global_batch", "tokens", "recipe", "optimizer", "recompute", "zero",
-                 "sequence_parallel", "pp_schedule", "vp", "offload", "cp", "dp")
-
-
 def apply_cli_defaults(args, mode: str = "training"):
     """Refuse options of the other mode, then fill what the command line left unset (None)
     from ``OPTION_DEFAULTS`` (argparse leaves them None so that a given option can be told
@@ -77,9 +60,7 @@ def estimate_from_options(options: dict, db) -> dict:
     """The estimate for a dict of CLI-named options (missing ones take the CLI defaults)."""
     from types import SimpleNamespace
 
-    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
-    if unknown:
-        raise InputError(unknown[0], f"is not an estimate option; allowed: {', '.join(sorted(OPTION_DEFAULTS))}")
+    options = check_options(options)  # unknown names, types, ranges: the same rules as the CLI's
     return estimate_from_args(SimpleNamespace(**{**OPTION_DEFAULTS, **options}), db)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from planner_app.core.errors import InputError
 from planner_app.core.estimate import Hardware
