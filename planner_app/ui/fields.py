@@ -125,3 +125,28 @@ class CheckList(QListWidget):
 
     def labels(self) -> dict:
         return {self.item(i).data(Qt.UserRole): self.item(i).text() for i in range(self.count())}
+
+
+# ---- fields from the option table (planner_app/service/options.py) ---------------------------
+QT_INT_MAX = 2**31 - 1  # QSpinBox holds a C int
+
+
+def option_int_field(key: str, auto: str | None = None, value: int | None = None) -> IntField:
+    """A spin box for option ``key`` with the table's range; ``auto``: the text shown one below
+    the table's minimum, meaning "unset" (the engine's default)."""
+    from planner_app.service.options import BY_KEY
+    opt = BY_KEY[key]
+    lo, hi = int(opt.minimum), int(min(opt.maximum, QT_INT_MAX))
+    if auto:
+        return IntField(lo - 1, hi, lo - 1 if value is None else value, special=auto)
+    start = value if value is not None else (opt.default if opt.default is not None else lo)
+    return IntField(lo, hi, int(start))
+
+
+def option_choice_field(key: str, auto: str | None = None, labels: dict | None = None) -> ChoiceField:
+    """A choice box for option ``key`` with the table's choices and default; ``auto``: a first
+    entry meaning "unset" (the engine picks); ``labels``: shown text for some values."""
+    from planner_app.service.options import BY_KEY
+    opt = BY_KEY[key]
+    items = ([(None, auto)] if auto else []) + [(c, (labels or {}).get(c, str(c))) for c in opt.choices]
+    return ChoiceField(items, opt.default if not auto else None)

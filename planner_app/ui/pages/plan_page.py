@@ -12,9 +12,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGraphicsOpaci
 
 from planner_app import units
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
-from planner_app.core.setup import PP_SCHEDULES
 from planner_app.ui.charts.bars import StackedBarChart
-from planner_app.ui.fields import ChoiceField, IntField
+from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.ui.fields import ChoiceField, option_choice_field, option_int_field
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 
@@ -134,15 +134,16 @@ class PlanPage(QWidget):
             self.hardware.addItem(label, hw_key(kind, ident))
         self.hardware.completer().setFilterMode(Qt.MatchContains)
         self.hardware.completer().setCaseSensitivity(Qt.CaseInsensitive)
-        self.gpus = IntField(0, 1_000_000, 0, special=self.tr("auto"))
-        self.gpus_per_node = IntField(0, 64, 0, special=self.tr("auto"))
-        self.axes = {a: IntField(1, 65536, 1) for a in ("tp", "pp", "cp", "ep")}
+        # ranges, choices and defaults from the option table (service/options.py)
+        self.gpus = option_int_field("gpus", auto=self.tr("auto"))
+        self.gpus_per_node = option_int_field("gpus_per_node", auto=self.tr("auto"))
+        self.axes = {a: option_int_field(a) for a in ("tp", "pp", "cp", "ep")}
         self.zero = ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none")) for z in range(4)], 0)
         self.sp = QCheckBox(self.tr("sequence parallel"))
-        self.schedule = ChoiceField([(s, s) for s in PP_SCHEDULES], "1f1b")
+        self.schedule = option_choice_field("pp_schedule")
         self.fabric = ChoiceField([(None, self.tr("default"))] +
                                   [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"])
-        self.nics = IntField(0, 64, 0, special=self.tr("auto"))
+        self.nics = option_int_field("nics_per_node", auto=self.tr("auto"))
         rows = ((self.tr("Name"), self.name), (self.tr("GPU or instance"), self.hardware), (self.tr("GPUs"), self.gpus),
                 (self.tr("GPUs per node"), self.gpus_per_node), (self.tr("Tensor parallel"), self.axes["tp"]),
                 (self.tr("Pipeline parallel"), self.axes["pp"]), (self.tr("Context parallel"), self.axes["cp"]),
@@ -277,7 +278,7 @@ class PlanPage(QWidget):
                 f.setValue(int(p.get(a) or 1))
             self.zero.set_value(int(p.get("zero") or 0))
             self.sp.setChecked(bool(p.get("sequence_parallel")))
-            self.schedule.set_value(p.get("pp_schedule", "1f1b"))
+            self.schedule.set_value(p.get("pp_schedule", OPTION_DEFAULTS["pp_schedule"]))
             self.fabric.set_value(p.get("fabric"))
             self.nics.setValue(int(p.get("nics_per_node") or 0))
         finally:
@@ -329,7 +330,8 @@ class PlanPage(QWidget):
                   "instance": ident if kind == "instance" else None, "gpus": self.gpus.value_or_none(),
                   "gpus_per_node": self.gpus_per_node.value_or_none(),
                   "zero": self.zero.value() or None, "sequence_parallel": self.sp.isChecked() or None,
-                  "pp_schedule": None if self.schedule.value() == "1f1b" else self.schedule.value(),
+                  "pp_schedule": None if self.schedule.value() == OPTION_DEFAULTS["pp_schedule"] else
+                  self.schedule.value(),
                   "fabric": self.fabric.value(), "nics_per_node": self.nics.value_or_none()}
         values.update({a: (f.value() if f.value() > 1 else None) for a, f in self.axes.items()})
         self.doc.update_plan(self.index, **values)

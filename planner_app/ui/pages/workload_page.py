@@ -8,10 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
                                QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
-from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZERS, RECIPES, RECOMPUTES,
-                                    WEIGHT_DTYPES)
 from planner_app.i18n import engine_text
-from planner_app.ui.fields import ChoiceField, IntField, NumberField
+from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.ui.fields import ChoiceField, IntField, NumberField, option_choice_field, option_int_field
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
         ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
@@ -88,16 +87,17 @@ class WorkloadPage(QWidget):
 
         train = QWidget()
         tf = QFormLayout(train)
-        self.micro_batch = IntField(1, 4096, 1)
-        self.seq_len = IntField(1, 4_194_304, 4096)
-        self.global_batch = IntField(0, 1 << 24, 0, special=self.tr("auto"))
+        # ranges, choices and defaults from the option table (service/options.py)
+        self.micro_batch = option_int_field("micro_batch")
+        self.seq_len = option_int_field("seq_len", value=4096)
+        self.global_batch = option_int_field("global_batch", auto=self.tr("auto"))
         self.tokens = NumberField(self.tr("Tokens"), placeholder=self.tr("e.g. 1e12 (optional)"))
-        self.recipe = ChoiceField([(None, self.tr("auto"))] + [(r, r) for r in RECIPES])
-        self.optimizer = ChoiceField([(o, o) for o in OPTIMIZERS], "adamw")
-        self.attention = ChoiceField([(None, self.tr("auto"))] + [(a, a) for a in ATTENTIONS])
-        self.recompute = ChoiceField([(r, r) for r in RECOMPUTES], "none")
-        self.framework = ChoiceField([(f, f) for f in FRAMEWORKS], "pytorch")
-        self.offload = ChoiceField([(o, o) for o in OFFLOADS], "none")
+        self.recipe = option_choice_field("recipe", auto=self.tr("auto"))
+        self.optimizer = option_choice_field("optimizer")
+        self.attention = option_choice_field("attention", auto=self.tr("auto"))
+        self.recompute = option_choice_field("recompute")
+        self.framework = option_choice_field("framework")
+        self.offload = option_choice_field("offload")
         for label, w in ((self.tr("Micro-batch"), self.micro_batch), (self.tr("Sequence length"), self.seq_len),
                          (self.tr("Global batch"), self.global_batch), (self.tr("Tokens"), self.tokens),
                          (self.tr("Recipe"), self.recipe), (self.tr("Optimizer"), self.optimizer),
@@ -108,11 +108,11 @@ class WorkloadPage(QWidget):
 
         infer = QWidget()
         inf = QFormLayout(infer)
-        self.batch = IntField(1, 65536, 1)
-        self.prompt_len = IntField(1, 4_194_304, 1024)
-        self.new_tokens = IntField(1, 1_048_576, 128)
-        self.weights_dtype = ChoiceField([(d, d) for d in WEIGHT_DTYPES], "bf16")
-        self.kv_dtype = ChoiceField([(d, d) for d in KV_DTYPES], "bf16")
+        self.batch = option_int_field("batch")
+        self.prompt_len = option_int_field("prompt_len")
+        self.new_tokens = option_int_field("new_tokens")
+        self.weights_dtype = option_choice_field("weights_dtype")
+        self.kv_dtype = option_choice_field("kv_dtype")
         self.target = NumberField(self.tr("Target tokens/s"), placeholder=self.tr("optional"))
         for label, w in ((self.tr("Concurrent sequences"), self.batch), (self.tr("Prompt length"), self.prompt_len),
                          (self.tr("New tokens"), self.new_tokens), (self.tr("Weights"), self.weights_dtype),
@@ -167,20 +167,20 @@ class WorkloadPage(QWidget):
             if isinstance(model, str):
                 self.model_combo.set_value(model)
             self._show_model(model)
-            self.mode.set_value(w.get("mode", "training"))
-            self.stack.setCurrentIndex(0 if w.get("mode", "training") == "training" else 1)
-            self.micro_batch.setValue(int(w.get("micro_batch", 1)))
+            d = OPTION_DEFAULTS  # a key the scenario leaves out shows the engine's default
+            mode = w.get("mode", d["mode"])
+            self.mode.set_value(mode)
+            self.stack.setCurrentIndex(0 if mode == "training" else 1)
+            self.micro_batch.setValue(int(w.get("micro_batch", d["micro_batch"])))
             self.seq_len.setValue(int(w.get("seq_len") or 4096))
             self.global_batch.setValue(int(w.get("global_batch") or 0))
             self.tokens.set_value(w.get("tokens"))
-            for key, field, default in (("recipe", self.recipe, None), ("optimizer", self.optimizer, "adamw"),
-                                        ("attention", self.attention, None), ("recompute", self.recompute, "none"),
-                                        ("framework", self.framework, "pytorch"), ("offload", self.offload, "none"),
-                                        ("weights_dtype", self.weights_dtype, "bf16"), ("kv_dtype", self.kv_dtype, "bf16")):
-                field.set_value(w.get(key, default))
-            self.batch.setValue(int(w.get("batch", 1)))
-            self.prompt_len.setValue(int(w.get("prompt_len", 1024)))
-            self.new_tokens.setValue(int(w.get("new_tokens", 128)))
+            for key, field in (("recipe", self.recipe), ("optimizer", self.optimizer), ("attention", self.attention),
+                               ("recompute", self.recompute), ("framework", self.framework), ("offload", self.offload),
+                               ("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype)):
+                field.set_value(w.get(key, d[key]))
+            for key, field in (("batch", self.batch), ("prompt_len", self.prompt_len), ("new_tokens", self.new_tokens)):
+                field.setValue(int(w.get(key, d[key])))
             self.target.set_value(w.get("target_tokens_per_s"))
             self._load_meta()
         finally:
