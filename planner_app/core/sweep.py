@@ -86,7 +86,8 @@ def _column_profiles(model, rb, attention, framework, recipe, c: Layout):
             parts[part] = None
             continue
         per_variant = {key: _evaluate(getattr(prof, part), f) for key, prof in variants.items()}
-        parts[part] = _Columns({k: choose({v: d[k] for v, d in per_variant.items()}) for k in per_variant[(False, False)]})
+        parts[part] = _Columns({k: choose({v: d[k] for v, d in per_variant.items()})
+                                for k in per_variant[(False, False)]})
     mask = choose({k: np.full(n, float(v.mask_bytes)) for k, v in variants.items()}) * c.tokens * c.seq_len
     return parts, mask, variants[(False, False)].autocast_weight_cache
 
