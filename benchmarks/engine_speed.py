@@ -1,7 +1,8 @@
 """Engine speed: single-estimate latency (warm) and the vectorised memory sweep rate.
 
 Goals (issue 13): one estimate (memory + step time, no extras) in at most 1 ms with the engine
-warm; the plan search at least 300,000 configurations per second on the 2-core machine.
+warm; the plan search at least 300,000 configurations per second on the 2-core machine, on one
+thread (BLAS thread variables set to 1 before numpy loads, as search_speed.py is run).
 Prints rates and their ratios to the goals, not pass/fail::
 
     python benchmarks/engine_speed.py
@@ -10,7 +11,10 @@ import os
 import sys
 import time
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one thread, as search_speed.py
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field, replace
 
 from planner_app.core import timing
 from planner_app.core.errors import InputError
-from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec
+from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
+                                     allocator_reserve_fraction)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
 
@@ -135,13 +137,21 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     return out
 
 
+def _percent(fraction) -> float:
+    return round(float(fraction) * 100, 6)
+
+
 def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: ParallelPlan) -> list[Text]:
     a = [
         Text(QT_TRANSLATE_NOOP("Engine", "memory.peak_bytes is what torch.cuda.max_memory_allocated would report on "
                                          "the most loaded GPU (framework {framework})"), framework=setup.framework),
-        Text(QT_TRANSLATE_NOOP("Engine", "device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% "
-                                         "caching-allocator reserve; fits compares that with {gb:g} GB x 2^30 x "
-                                         "0.9958 (what NVML reports)"), gb=hw.gpu.memory_gb),
+        Text(QT_TRANSLATE_NOOP("Engine", "device memory adds the CUDA context ({context_gb:g} GB), NCCL buffers and "
+                                         "a caching-allocator reserve of {reserve:g}% of the peak ({plain:g}% "
+                                         "without, {full:g}% with full recomputation); fits compares that with "
+                                         "{gb:g} GB x 2^30 x {nvml:g} (what NVML reports)"),
+             context_gb=CUDA_CONTEXT_BYTES / 1e9, reserve=_percent(allocator_reserve_fraction(setup.recompute == "full")),
+             plain=_percent(FRAGMENTATION), full=_percent(FRAGMENTATION_RECOMPUTE), gb=hw.gpu.memory_gb,
+             nvml=NVML_CAPACITY_FACTOR),
     ]
     if setup.framework in ("pytorch", "deepspeed"):
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow the Hugging Face transformers 5.x implementation "

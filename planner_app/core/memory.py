@@ -28,10 +28,11 @@ COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "
               "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
               "optimizer_temporaries", "other")
 
-from planner_app.core.states import (CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES, DS_BUCKET_ELEMS,  # noqa: E402,F401
-                                     FRAGMENTATION, FRAGMENTATION_RECOMPUTE, adafactor_state_bytes, device_bytes,
-                                     device_overhead, model_states, nccl_buffer_bytes, shard, stage_layers,
-                                     stage_params)
+from planner_app.core.states import (ADAFACTOR_STATE_BYTES, CUBLAS_WORKSPACE_BYTES,  # noqa: E402,F401
+                                     CUDA_CONTEXT_BYTES, DS_BUCKET_ELEMS, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
+                                     adafactor_state_bytes, device_bytes, device_overhead, logical_not, maximum,
+                                     minimum, model_states, nccl_buffer_bytes, shard, stage_layers, stage_params,
+                                     where)
 
 # Free memory a plan should keep beyond the estimate before it is called comfortable (users
 # set their own in Settings): 2.5x the engine's largest memory error on the 21 measured H200
@@ -181,7 +182,7 @@ def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_by
     stages = [("first pipeline stage", True, plan.pp == 1)]
     if plan.pp > 1:
         stages.append(("last pipeline stage", False, True))
-    results = [_stage_memory(model, setup, plan, rb, n_acc, name, first, last, assumptions)
+    results = [_stage_memory(model, setup, plan, rb, n_acc, name, first, last)
                for name, first, last in stages]
     best = max(results, key=lambda r: r[0])
     peak, breakdown, phase, stage_name, phase_peaks, host, per_layer = best
@@ -206,180 +207,234 @@ def _stage_params(model, plan: ParallelPlan, first: bool, last: bool) -> tuple[f
     return float(dense), float(expert)
 
 
-def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last, assumptions):
-    fw = setup.framework
-    dense_p, expert_p = _stage_params(model, plan, first, last)
-    d_dense, d_exp = plan.dense_replicas, plan.expert_replicas
-    z = plan.zero
-    n_local = dense_p + expert_p
-    params, grads, master, opt = (float(x) for x in model_states(dense_p, expert_p, rb, setup.optimizer, z,
-                                                                  d_dense, d_exp))
-    if setup.optimizer == "adafactor":
-        opt = adafactor_state_bytes(model) / plan.tp / plan.pp / (d_dense if z >= 1 else 1)
+class Layout:
+    """The per-configuration numbers the memory timeline reads: Python numbers for the single
+    estimate, equal-length numpy arrays (one column per configuration) for the search."""
+
+    def __init__(self, micro_batch, seq_len, tp, pp, dp, cp, ep, zero, sp, recompute, n_acc, interleaved, vp):
+        self.micro_batch, self.seq_len, self.tp, self.pp, self.dp, self.cp, self.ep = (
+            micro_batch, seq_len, tp, pp, dp, cp, ep)
+        self.zero, self.sp, self.n_acc, self.interleaved, self.vp = zero, sp, n_acc, interleaved, vp
+        self.selective, self.ckpt = recompute == RECOMPUTE_CODES["selective"], recompute == RECOMPUTE_CODES["full"]
+        self.d_dense, self.d_exp = dp * ep * cp, dp * cp  # ranks holding the same dense / expert weights
+        self.tokens = micro_batch * seq_len / cp  # per micro-batch and GPU
+        self.grads_present = (n_acc > 1) | (pp > 1)  # gradients accumulate across micro-batches
+
+    @classmethod
+    def of(cls, setup: TrainingSetup, plan: ParallelPlan, n_acc: int) -> "Layout":
+        return cls(setup.micro_batch, setup.seq_len, plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.zero,
+                   plan.sequence_parallel, RECOMPUTE_CODES[setup.recompute], n_acc,
+                   plan.pp_schedule == "interleaved", plan.vp)
+
+
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+
+
+def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool, last) -> dict:
+    """Parameters, gradients, master weights and optimizer states on one GPU of the stage, and
+    what offloading moves to the host (ZeRO-Offload keeps fp32 states and gradients on the
+    CPU; parameter offload the 16-bit weights too)."""
+    dense_p, expert_p = stage_params(model, c.pp, c.tp, c.ep, first, last)
+    params, grads, master, opt = model_states(dense_p, expert_p, rb, optimizer, c.zero, c.d_dense, c.d_exp)
+    if optimizer == "adafactor":
+        opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.d_dense, 1)
     host = 0.0
-    if setup.offload in ("optimizer", "params"):
-        host += master + opt + grads  # ZeRO-Offload keeps fp32 states and gradients on the CPU
-        master = opt = 0.0
-        grads_on_gpu = 0.0
-    else:
-        grads_on_gpu = grads
-    if setup.offload == "params":
-        host += params
-        params = 0.0
+    if offload in ("optimizer", "params"):
+        host, master, opt, grads = master + opt + grads, 0.0, 0.0, 0.0
+    if offload == "params":
+        host, params = host + params, 0.0
+    return {"parameters": params, "gradients": grads, "master_weights": master, "optimizer_states": opt,
+            "host": host, "dense": dense_p, "expert": expert_p}
 
-    # Optimizer-step temporaries. PyTorch's foreach AdamW (torch/optim/adam.py,
-    # _multi_tensor_adam) allocates sqrt(exp_avg_sq) for all parameters at once; fused
-    # Adam kernels (Megatron/Apex, DeepSpeed) need none; Adafactor builds grad^2 per tensor.
-    opt_temp = 0.0
-    if setup.offload == "none" and fw == "pytorch":
-        if setup.optimizer in ("adam", "adamw"):
-            opt_temp = float(shard(dense_p, expert_p, d_dense, d_exp, z >= 1)) * rb.state
-        elif setup.optimizer == "adafactor":
-            opt_temp = 2 * 4.0 * model.vocab * model.hidden / plan.tp
 
-    # Framework buffers inside the allocator (only where gradients are communicated)
-    buffers = CUBLAS_WORKSPACE_BYTES
-    communicating = d_dense > 1
-    if communicating and fw == "pytorch" and z == 0:
-        buffers += n_local * rb.grad  # DDP gradient buckets (gradient_as_bucket_view=False)
-    if communicating and fw == "deepspeed":
-        # reduce bucket (reduce_bucket_size; the contiguous IPG buffer of ZeRO-1/2, the flattened
-        # all-reduce bucket of stage 0). Updated partitions are all-gathered in place into the
-        # flat 16-bit parameter groups (stage_1_and_2.py), needing no extra buffer.
-        buffers += min(DS_BUCKET_ELEMS, n_local) * rb.grad
-    gather = 0.0
-    if (z == 3 and communicating) or setup.offload == "params":
-        layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
-                      model.moe_layer_params() if model.moe_layers else 0) / plan.tp
-        gather = 2 * layer_p * rb.param  # the layer in use and the prefetched next one (FSDP/ZeRO-3)
+def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict):
+    """PyTorch's foreach AdamW (torch/optim/adam.py, _multi_tensor_adam) allocates
+    sqrt(exp_avg_sq) for all parameters at once; fused Adam kernels (Megatron/Apex, DeepSpeed)
+    need none; Adafactor builds grad^2 per tensor (the largest: the embedding)."""
+    if offload != "none" or framework != "pytorch":
+        return 0.0
+    if optimizer in ("adam", "adamw"):
+        return shard(st["dense"], st["expert"], c.d_dense, c.d_exp, c.zero >= 1) * rb.state
+    if optimizer == "adafactor":
+        return 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden / c.tp
+    return 0.0
 
-    mask_needed = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
-    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, fw, mask_needed,
-                          setup.recompute == "selective", setup.recipe == "fp8")
-    tokens = setup.micro_batch * setup.seq_len / plan.cp
-    f = factors(tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
-    nd, nm = _stage_layers(model, plan.pp, first)
-    blocks = [(prof.dense, nd), (prof.moe, nm)]
-    blocks = [(_Eval(p, f), c) for p, c in blocks if p is not None and c > 0]
-    emb = _Eval(prof.embed, f) if first else None
-    head = _Eval(prof.head, f) if last else None
-    mask = prof.mask_bytes * tokens * setup.seq_len
 
-    # In-flight micro-batches on this stage
-    if plan.pp > 1:
-        n_micro = max(n_acc, 1)
-        if plan.pp_schedule == "interleaved":
-            inflight = plan.pp * (1 + (plan.pp - 1) / (plan.pp * plan.vp))
-        else:
-            inflight = plan.pp if first else 1
-        inflight = min(inflight, n_micro) if first else 1
-    else:
-        inflight = 1
+def framework_buffers(rb, framework: str, c: Layout, st: dict):
+    """Buffers inside the allocator: cuBLAS workspaces, and where gradients are communicated
+    DDP's gradient buckets (gradient_as_bucket_view=False) or DeepSpeed's reduce bucket
+    (reduce_bucket_size; the contiguous IPG buffer of ZeRO-1/2, the flattened all-reduce bucket
+    of stage 0; updated partitions are all-gathered in place, stage_1_and_2.py)."""
+    n_local = st["dense"] + st["expert"]
+    comm = c.d_dense > 1
+    if framework == "pytorch":
+        return CUBLAS_WORKSPACE_BYTES + where(comm & (c.zero == 0), n_local * rb.grad, 0.0)
+    if framework == "deepspeed":
+        return CUBLAS_WORKSPACE_BYTES + where(comm, minimum(DS_BUCKET_ELEMS, n_local) * rb.grad, 0.0)
+    return CUBLAS_WORKSPACE_BYTES
 
-    ckpt = setup.recompute == "full"
-    per_mb_saved = (emb.saved if emb else 0.0) + sum(
-        (b.ckpt_input if ckpt else b.saved) * c for b, c in blocks)
-    earlier = (inflight - 1) * per_mb_saved
-    grads_present = n_acc > 1 or plan.pp > 1
-    # Gradients that stay after a layer's backward: its share of the (sharded) gradients, or
-    # nothing new when they accumulate into buffers that already exist (accumulation steps,
-    # pipeline micro-batches) or leave for the CPU (offload).
-    wgrad_shard = 1.0 / (d_dense if z >= 2 else 1)
-    if setup.offload != "none" or grads_present:
-        wgrad_shard = 0.0
 
-    static = _zero()
-    static["parameters"] = params
-    static["optimizer_states"] = opt
-    static["master_weights"] = master
-    static["other"] = buffers
-    static["gradients"] = grads_on_gpu if grads_present else 0.0
-    moments = []
+def gather_buffers(model, rb, offload: str, c: Layout):
+    """FSDP/ZeRO-3 (or parameter offload): the layer in use and the prefetched next one."""
+    layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
+                  model.moe_layer_params() if model.moe_layers else 0) / c.tp
+    on = ((c.zero == 3) & (c.d_dense > 1)) | (offload == "params")
+    return where(on, 2 * layer_p * rb.param, 0.0)
 
-    def moment(phase, act=0.0, logits=0.0, cache=0.0, grads=0.0, temp=0.0, gath=0.0):
-        d = dict(static)
-        d["activations"] = act + earlier
+
+def inflight_micro_batches(c: Layout, first: bool):
+    """Micro-batches whose activations the stage holds: 1F1B min(pp, micro-batches) on the
+    first stage; interleaved pp(1 + (pp-1)/(pp v)) (Korthikanti et al. 2022 sec. 4.2.3)."""
+    if not first:
+        return 1.0
+    per_schedule = where(c.interleaved, c.pp * (1 + (c.pp - 1) / (c.pp * c.vp)), c.pp)
+    return where(c.pp > 1, minimum(per_schedule, maximum(c.n_acc, 1)), 1.0)
+
+
+def weight_grad_share(offload: str, c: Layout):
+    """Share of a layer's gradients that stays after its backward: its (sharded) gradients, or
+    nothing new when they accumulate into buffers that already exist (accumulation steps,
+    pipeline micro-batches) or leave for the CPU (offload)."""
+    if offload != "none":
+        return 0.0
+    return where(c.grads_present, 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
+
+
+def saved_per_micro_batch(blocks, emb, ckpt):
+    """Activations one micro-batch leaves on the stage for its backward."""
+    out = emb.saved if emb is not None else 0.0
+    for b, n, _ in blocks:
+        out = out + where(ckpt, b.ckpt_input, b.saved) * n
+    return out
+
+
+def forward_moments(blocks, emb, head, head_on, mask, c: Layout, amp_cache: bool, gather, moment):
+    """The forward through the embedding, every layer block and the loss; returns the
+    activations (``carry``) and autocast weight cache it leaves."""
+    ckpt, plain = c.ckpt, logical_not(c.ckpt)
+    carry = cache = 0.0
+    if emb is not None:
+        e = emb.fwd
+        moment("forward", True, act=e["act"], temp=e["other"] + mask, cache=e["cache"])
+        carry = emb.saved
+    for b, n, has in blocks:
+        ev = b.nograd  # full recomputation: no-grad forward, each layer keeps its input
+        ck_cache = cache + n * maximum(b.saved_w, 0.0) if amp_cache else 0.0  # cleared when autocast exits
+        moment("forward", has & ckpt, act=carry + (n - 1) * b.ckpt_input, temp=ev["act"] + ev["other"] + mask,
+               cache=ck_cache, gath=gather)
+        ev = b.fwd
+        moment("forward", has & plain, act=carry + (n - 1) * (b.saved - b.saved_w) + ev["act"],
+               cache=(n - 1) * b.saved_w + ev["cache"] + cache, temp=ev["other"] + mask, gath=gather)
+        carry = carry + n * where(ckpt, b.ckpt_input, b.saved - b.saved_w)
+        cache = where(ckpt, ck_cache, cache + n * b.saved_w)
+    if head is not None:
+        ev = head.fwd
+        moment("forward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], temp=ev["other"] + mask)
+    return carry, cache
+
+
+def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard, carry, cache, moment):
+    """The backward in reverse: the loss, each block's last and first layer (they bound the
+    linear ramp), under full recomputation each layer's recompute forward first."""
+    ckpt = c.ckpt
+    cache = where(ckpt, 0.0, cache)  # autocast exited: the forward's weight copies are gone
+    bmask = where(ckpt, mask, 0.0)  # recomputation keeps the mask alive in its closures
+    wg_done = 0.0
+    if head is not None:
+        ev = head.bwd
+        moment("backward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], grads=ev["grads"],
+               temp=ev["other"] + bmask)
+        wg_done = where(head_on, head.wgrads * wshard, 0.0)
+    for b, n, has in reversed(blocks):
+        per = where(ckpt, b.ckpt_input, b.saved - b.saved_w)
+        per_w = where(ckpt, 0.0, b.saved_w)
+        carry, cache = carry - n * per, cache - n * per_w  # before the block
+        for j in (maximum(n - 1, 0), 0):
+            grads = wg_done + (n - 1 - j) * b.wgrads * wshard
+            rc = b.fwd  # the recompute forward, with the incoming gradient alive
+            moment("backward (recompute)", has & ckpt, act=carry + j * per + rc["act"], cache=rc["cache"],
+                   grads=grads, temp=rc["other"] + b.output + bmask, gath=gather)
+            ev = b.bwd
+            moment("backward", has, act=carry + j * per + ev["act"], cache=cache + j * per_w + ev["cache"],
+                   grads=grads + ev["grads"], temp=ev["other"] + bmask, gath=gather)
+        wg_done = wg_done + n * b.wgrads * wshard
+    if emb is not None:
+        ev = emb.bwd
+        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
+
+
+def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, last, profiles, moment) -> dict:
+    """Every moment of one step on a pipeline stage, handed to ``moment(phase, on, **parts)``
+    (``on``: the moment exists, per configuration); returns the stage's static parts."""
+    blocks, emb, head, mask, amp_cache = profiles
+    st = stage_states(model, rb, optimizer, offload, c, first, last)
+    gather = gather_buffers(model, rb, offload, c)
+    static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
+              "master_weights": st["master_weights"], "other": framework_buffers(rb, framework, c, st),
+              "gradients": where(c.grads_present, st["gradients"], 0.0)}
+    earlier = (inflight_micro_batches(c, first) - 1) * saved_per_micro_batch(blocks, emb, c.ckpt)
+    moment.start(static, earlier)
+    carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment)
+    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c), carry, cache, moment)
+    moment.optimizer_step({**static, "gradients": st["gradients"],
+                           "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
+                                                                          c, st)})
+    return st
+
+
+class _Moments:
+    """The single estimate's moments: each one's full breakdown, by phase."""
+
+    def __init__(self):
+        self.items = []
+
+    def start(self, static: dict, earlier: float):
+        self.static = {**dict.fromkeys(COMPONENTS, 0.0), **static}
+        self.earlier = earlier
+
+    def __call__(self, phase, on, act=0.0, logits=0.0, cache=0.0, grads=0.0, temp=0.0, gath=0.0):
+        if not on:
+            return
+        d = dict(self.static)
+        d["activations"] = act + self.earlier
         d["logits_and_loss"] = logits
         d["autocast_weight_cache"] = cache
         d["gradients"] += grads
         d["temporaries"] = temp
         d["zero_gather_buffers"] = gath
-        moments.append((phase, d))
+        self.items.append((phase, d))
 
-    amp_cache = prof.autocast_weight_cache
-    # ---- forward ------------------------------------------------------------------------
-    carry = 0.0  # activations kept from earlier parts of this micro-batch
-    cache = 0.0  # autocast's weight cache under recomputation (cleared when autocast exits)
-    fmask = mask
-    if emb:
-        e = emb.fwd
-        moment("forward", act=e["act"], temp=e["other"] + fmask, cache=e["cache"])
-        carry += emb.saved
-    for b, c in blocks:
-        if ckpt:
-            ev = b.nograd
-            if amp_cache:
-                cache_here = cache + c * max(b.saved_w, 0.0)
-            else:
-                cache_here = 0.0
-            moment("forward", act=carry + (c - 1) * b.ckpt_input, temp=ev["act"] + ev["other"] + fmask,
-                   cache=cache_here, gath=gather)
-            carry += c * b.ckpt_input
-            cache = cache_here
-        else:
-            ev = b.fwd
-            moment("forward", act=carry + (c - 1) * (b.saved - b.saved_w) + ev["act"],
-                   cache=(c - 1) * b.saved_w + ev["cache"] + cache, temp=ev["other"] + fmask, gath=gather)
-            carry += c * (b.saved - b.saved_w)
-            cache += c * b.saved_w
-    if head:
-        ev = head.fwd
-        moment("forward", act=carry, logits=ev["act"], cache=cache + ev["cache"], temp=ev["other"] + fmask)
-    # ---- backward -----------------------------------------------------------------------
-    if ckpt:
-        cache = 0.0  # autocast exited: the forward's weight copies are gone
-    bmask = mask if ckpt else 0.0  # recomputation keeps the mask alive in its closures
-    wg_done = 0.0
-    if head:
-        ev = head.bwd
-        moment("backward", act=carry, logits=ev["act"], cache=cache + ev["cache"], grads=ev["grads"],
-               temp=ev["other"] + bmask)
-        wg_done += head.wgrads * wgrad_shard
-    for b, c in reversed(blocks):
-        per = b.ckpt_input if ckpt else (b.saved - b.saved_w)
-        per_w = 0.0 if ckpt else b.saved_w
-        carry_before = carry - c * per
-        cache_before = cache - c * per_w
-        for j in (c - 1, 0):  # the block's last and first layer bound the linear ramp
-            if ckpt:
-                rc = b.fwd  # the recompute forward, with the incoming gradient alive
-                moment("backward (recompute)", act=carry_before + j * per + rc["act"],
-                       cache=rc["cache"], grads=wg_done + (c - 1 - j) * b.wgrads * wgrad_shard,
-                       temp=rc["other"] + b.output + bmask, gath=gather)
-            ev = b.bwd
-            moment("backward", act=carry_before + j * per + ev["act"],
-                   cache=cache_before + j * per_w + ev["cache"],
-                   grads=wg_done + (c - 1 - j) * b.wgrads * wgrad_shard + ev["grads"],
-                   temp=ev["other"] + bmask, gath=gather)
-        carry = carry_before
-        cache = cache_before
-        wg_done += c * b.wgrads * wgrad_shard
-    if emb:
-        ev = emb.bwd
-        moment("backward", act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
-    # ---- optimizer step -----------------------------------------------------------------
-    d = dict(static)
-    d["gradients"] = grads_on_gpu
-    d["optimizer_temporaries"] = opt_temp
-    moments.append(("optimizer step", d))
+    def optimizer_step(self, parts: dict):
+        self.items.append(("optimizer step", {**self.static, **parts}))
 
+
+def _scalar_profiles(model, setup: TrainingSetup, plan: ParallelPlan, rb, c: Layout, first: bool, last: bool):
+    """(blocks, embedding, head, mask bytes, autocast cache) of the stage at this configuration."""
+    mask_needed = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, mask_needed,
+                          setup.recompute == "selective", setup.recipe == "fp8")
+    f = factors(c.tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
+    nd, nm = _stage_layers(model, plan.pp, first)
+    blocks = [(_Eval(p, f), n, True) for p, n in ((prof.dense, nd), (prof.moe, nm)) if p is not None and n > 0]
+    emb = _Eval(prof.embed, f) if first else None
+    head = _Eval(prof.head, f) if last else None
+    return blocks, emb, head, prof.mask_bytes * c.tokens * setup.seq_len, prof.autocast_weight_cache
+
+
+def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
+    c = Layout.of(setup, plan, n_acc)
+    profiles = _scalar_profiles(model, setup, plan, rb, c, first, last)
+    moments = _Moments()
+    st = stage_timeline(model, rb, setup.optimizer, setup.offload, setup.framework, c, first, last, profiles,
+                        moments)
     phase_peaks = {}
-    for phase, d in moments:
+    for phase, d in moments.items:
         key = phase.split(" ")[0]
         phase_peaks[key] = max(phase_peaks.get(key, 0.0), _total(d))
-    phase, best = max(moments, key=lambda m: _total(m[1]))
+    phase, best = max(moments.items, key=lambda m: _total(m[1]))
+    blocks = profiles[0]
     per_layer = blocks[0][0].saved if blocks else 0.0
-    return _total(best), best, phase, stage_name, phase_peaks, host, per_layer
+    return _total(best), best, phase, stage_name, phase_peaks, float(st["host"]), per_layer
 
 
 def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:

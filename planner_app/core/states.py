@@ -4,6 +4,8 @@ column per configuration), so the single estimate and the search share each form
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from planner_app.core.setup import optimizer_state_bytes_per_param
@@ -23,15 +25,41 @@ DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size default (elements)
 ADAFACTOR_STATE_BYTES = 4.0  # fp32 accumulators (Shazeer & Stern 2018)
 
 
+def is_array(x) -> bool:
+    return isinstance(x, np.ndarray) and x.ndim > 0
+
+
+def where(cond, a, b):
+    """``np.where`` for an array condition; a plain choice for a scalar one, so that the single
+    estimate keeps Python floats (numpy on one element costs ~1 us a call)."""
+    return np.where(cond, a, b) if is_array(cond) else (a if cond else b)
+
+
+def minimum(a, b):
+    return np.minimum(a, b) if is_array(a) or is_array(b) else min(a, b)
+
+
+def maximum(a, b):
+    return np.maximum(a, b) if is_array(a) or is_array(b) else max(a, b)
+
+
+def logical_not(x):
+    return ~x if is_array(x) else not x
+
+
+def ceil(x):
+    return np.ceil(x) if is_array(x) else math.ceil(x)
+
+
 def stage_layers(model, pp, first: bool):
     """(dense, moe) layer counts on the first or last pipeline stage (ceil split; dense
     layers come first in the model, as DeepSeek's leading dense layers do)."""
-    per = np.ceil(model.layers / pp)
+    per = ceil(model.layers / pp)
     if first:
-        dense = np.where(pp == 1, model.dense_mlp_layers, np.minimum(model.dense_mlp_layers, per))
-        return dense, np.where(pp == 1, model.moe_layers, per - dense)
+        dense = where(pp == 1, model.dense_mlp_layers, minimum(model.dense_mlp_layers, per))
+        return dense, where(pp == 1, model.moe_layers, per - dense)
     last = model.layers - per * (pp - 1)
-    moe = np.minimum(model.moe_layers, last)
+    moe = minimum(model.moe_layers, last)
     return last - moe, moe
 
 
@@ -45,14 +73,14 @@ def stage_params(model, pp, tp, ep, first: bool, last):
     if first:
         dense = dense + model.embedding_params()
     # Megatron keeps a copy of the tied embedding on the last stage
-    head = model.head_params() + np.where((pp > 1) & model.tied_embeddings, model.vocab * model.hidden, 0)
-    dense = dense + np.where(last, head, 0)
+    head = model.head_params() + where((pp > 1) & model.tied_embeddings, model.vocab * model.hidden, 0)
+    dense = dense + where(last, head, 0)
     return dense / tp, expert / (ep * tp)
 
 
 def shard(dense, expert, d_dense, d_exp, on):
     """Per-GPU count of ``dense`` + ``expert`` where ``on`` shards them over their replicas."""
-    return np.where(on, dense / d_dense + expert / d_exp, dense + expert)
+    return where(on, dense / d_dense + expert / d_exp, dense + expert)
 
 
 def model_states(dense_params, expert_params, rb, optimizer: str, zero, d_dense=1, d_exp=1):
@@ -63,7 +91,6 @@ def model_states(dense_params, expert_params, rb, optimizer: str, zero, d_dense=
     also parameters: (2 + 2 + K)Psi -> 2Psi + 2Psi + K Psi/N_d -> 2Psi + (2+K)Psi/N_d
     -> (2+2+K)Psi/N_d. Experts are sharded over their own (smaller) replica group.
     """
-    zero = np.asarray(zero)
     params = shard(dense_params, expert_params, d_dense, d_exp, zero >= 3) * rb.param
     grads = shard(dense_params, expert_params, d_dense, d_exp, zero >= 2) * rb.grad
     states = shard(dense_params, expert_params, d_dense, d_exp, zero >= 1)

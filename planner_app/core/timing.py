@@ -25,13 +25,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from planner_app.core import compute, network
 from planner_app.core.activations import model_profiles
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
-from planner_app.core.memory import _stage_layers, _stage_params
+from planner_app.core.memory import Layout
 from planner_app.core.network import group_per_node
 from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
+from planner_app.core.states import is_array, maximum, stage_layers, stage_params, where
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.trace import factors
 
@@ -98,165 +101,209 @@ def _topology(hw, plan):
                             intra_override_gb_s=intra_bw, inter_override_gb_s=inter_bw)
 
 
-def _group_per_node(size: int, stride: int, gpus_per_node: int) -> int:
-    return int(group_per_node(size, stride, gpus_per_node))
-
-
 def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     """Time of one optimizer step over the global batch."""
     validate_plan_for_model(model, setup, plan)
     rb = recipe_bytes(setup.recipe, setup.framework)
     eff = _efficiency(hw, setup.framework)
     topo = topo or _topology(hw, plan)
-    gpu = hw.gpu
     n_acc = grad_accum_steps(setup, plan)
     global_batch = setup.global_batch or setup.micro_batch * plan.dp * plan.ep
     tokens_step = global_batch * setup.seq_len
     model_f, hw_f = training_flops_per_token(model, setup.seq_len, setup.recompute)
-    peak = gpu.peak_tflops(rb.gemm_bits)
+    peak = hw.gpu.peak_tflops(rb.gemm_bits)
     if not model.is_transformer:
         return _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak)
+    c = Layout.of(setup, plan, n_acc)
+    s = step_breakdown(model, hw, rb, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, plan, rb),
+                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node)
+    slow = s["slow"]
+    compute_s = n_acc * (slow["compute"] + slow["recompute"]) + s["opt_s"]
+    comm_total = n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + s["p2p"]) + s["dp_comm"] + s["gather"]
+    return StepTime(step_s=s["step_s"], parts=s["parts"], micro_batches=n_acc, global_batch=global_batch,
+                    tokens_per_step=tokens_step, model_flops_per_step=model_f * tokens_step,
+                    hw_flops_per_step=hw_f * tokens_step, peak_tflops=peak, gpus=plan.gpus,
+                    no_overlap_efficiency=compute_s / (compute_s + comm_total) if comm_total else 1.0,
+                    comm_s=comm_total, compute_s=compute_s)
 
+
+def _layer_times(model, gpu, eff, setup, plan, rb) -> dict:
+    """(fwd, bwd, recompute) seconds per layer and micro-batch of each part. Context
+    parallelism splits the queries; every query still attends to the whole sequence (ring
+    attention), so attention FLOPs use the full length; embedding and head see the local tokens."""
     mask = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, mask,
                           setup.recompute == "selective", setup.recipe == "fp8")
     tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
     f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
-    seq_local = setup.seq_len / plan.cp  # embedding and head see only the local tokens
     head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
-    causal = model.arch != "bert"
+    out = {}
+    for part, seq, rec in (("dense", setup.seq_len, setup.recompute), ("moe", setup.seq_len, setup.recompute),
+                           ("embed", setup.seq_len / plan.cp, "none"), ("head", setup.seq_len / plan.cp, "none")):
+        p = getattr(prof, part)
+        t = p and compute.layer_time(p, gpu, eff, tokens_mb, seq, plan.tp, plan.sequence_parallel, rb.gemm_bits,
+                                     head_dim, rec, f, model.arch != "bert")
+        out[part] = (t.fwd_s, t.bwd_s, t.recompute_s) if t else None
+    return out
 
-    # Context parallelism splits the queries; every query still attends to the whole
-    # sequence (ring attention), so attention FLOPs use the full length.
-    def lt(p):
-        return compute.layer_time(p, gpu, eff, tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel,
-                                  rb.gemm_bits, head_dim, setup.recompute, f, causal)
 
-    dense_t = lt(prof.dense) if prof.dense else None
-    moe_t = lt(prof.moe) if prof.moe else None
-    emb_t = compute.layer_time(prof.embed, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
-                               rb.gemm_bits, head_dim, "none", f, causal)
-    head_t = compute.layer_time(prof.head, gpu, eff, tokens_mb, seq_local, plan.tp, plan.sequence_parallel,
-                                rb.gemm_bits, head_dim, "none", f, causal)
+def _pick(cond, a, b):
+    """``a()`` where ``cond`` holds, else ``b()``: per column for arrays; for a scalar condition
+    only the branch taken runs (the single estimate skips collectives it does not need)."""
+    if is_array(cond):
+        return np.where(cond, a(), b())
+    return float(a() if cond else b())
 
-    # Per-layer communication inside a micro-batch (exposed)
+
+def _when(cond, a):
+    return _pick(cond, a, lambda: 0.0)
+
+
+def layer_comm(model, rb, c, topo, gpus_per_node: int, first_fwd):
+    """Exposed communication per layer and micro-batch: (tp, ep, cp) seconds. Tensor
+    parallelism: 2 all-reduces forward and 2 backward; with sequence parallelism 2 all-gathers
+    and 2 reduce-scatters each way, the bytes of 4 all-reduces (Korthikanti et al. 2022 sec.
+    4.2.2). Experts: dispatch and combine all-to-alls, forward and backward. Context
+    parallelism: the K/V ring (every query attends to the whole sequence), partly hidden
+    behind attention."""
     act_bytes = 2.0 if rb.act_kind != "fp32" else 4.0
-    tp_per_node = _group_per_node(plan.tp, 1, plan.gpus_per_node)
-    msg = tokens_mb * model.hidden * act_bytes
-    if plan.tp > 1:
-        if plan.sequence_parallel:
-            # 2 all-gathers + 2 reduce-scatters forward, the same backward: the bytes of 4
-            # all-reduces (an all-reduce is a reduce-scatter plus an all-gather)
-            tp_layer = 8 * float(network.all_gather_s(msg, plan.tp, topo, tp_per_node))
-        else:
-            tp_layer = 4 * float(network.all_reduce_s(msg, plan.tp, topo, tp_per_node))
-    else:
-        tp_layer = 0.0
+    msg = c.tokens * model.hidden * act_bytes
+    tp_node = group_per_node(c.tp, 1, gpus_per_node)
+    tp_layer = _when(c.tp > 1, lambda: _pick(c.sp, lambda: 8 * network.all_gather_s(msg, c.tp, topo, tp_node),
+                                             lambda: 4 * network.all_reduce_s(msg, c.tp, topo, tp_node)))
     ep_layer = 0.0
-    if plan.ep > 1 and model.is_moe:
-        ep_per_node = _group_per_node(plan.ep, plan.tp * plan.cp, plan.gpus_per_node)
-        a2a = float(network.all_to_all_s(tokens_mb * model.top_k * model.hidden * act_bytes / plan.tp,
-                                         plan.ep, topo, ep_per_node))
-        ep_layer = 4 * a2a
-    cp_layer = 0.0
-    if plan.cp > 1:
-        cp_per_node = _group_per_node(plan.cp, plan.tp, plan.gpus_per_node)
-        kv_bytes = tokens_mb * 2 * model.kv_width * act_bytes / plan.tp
-        ring = (plan.cp - 1) * float(network.send_recv_s(kv_bytes, cp_per_node < plan.cp, topo))
-        cp_layer = 3 * max(0.0, ring - CP_RING_ATTENTION_OVERLAP * ((dense_t or moe_t).fwd_s))
+    if model.is_moe:
+        ep_node = group_per_node(c.ep, c.tp * c.cp, gpus_per_node)
+        ep_layer = _when(c.ep > 1, lambda: 4 * network.all_to_all_s(
+            c.tokens * model.top_k * model.hidden * act_bytes / c.tp, c.ep, topo, ep_node))
 
-    def stage(first: bool, last: bool) -> dict:
-        nd, nm = _stage_layers(model, plan.pp, first)
-        parts = {"compute": 0.0, "recompute": 0.0, "tp_comm": 0.0, "ep_comm": 0.0, "cp_comm": 0.0}
-        for t, c, extra in ((dense_t, nd, tp_layer + cp_layer), (moe_t, nm, tp_layer + cp_layer + ep_layer)):
-            if t is None or c == 0:
-                continue
-            parts["compute"] += c * (t.fwd_s + t.bwd_s)
-            parts["recompute"] += c * t.recompute_s
-            parts["tp_comm"] += c * tp_layer * (FULL_RECOMPUTE_TP_FACTOR if setup.recompute == "full" else 1.0)
-            parts["ep_comm"] += c * (ep_layer if t is moe_t else 0.0)
-            parts["cp_comm"] += c * cp_layer
-        if first:
-            parts["compute"] += emb_t.fwd_s + emb_t.bwd_s
-        if last:
-            parts["compute"] += head_t.fwd_s + head_t.bwd_s
-        return parts
+    def cp_ring():
+        cp_node = group_per_node(c.cp, c.tp, gpus_per_node)
+        kv_bytes = c.tokens * 2 * model.kv_width * act_bytes / c.tp
+        ring = (c.cp - 1) * network.send_recv_s(kv_bytes, cp_node < c.cp, topo)
+        return 3 * maximum(0.0, ring - CP_RING_ATTENTION_OVERLAP * first_fwd)
 
-    stages = [stage(True, plan.pp == 1)]
-    if plan.pp > 1:
-        stages.append(stage(False, True))
-    slow = max(stages, key=lambda p: sum(p.values()))
+    return tp_layer, ep_layer, _when(c.cp > 1, cp_ring), msg
+
+
+def stage_parts(model, c, times: dict, comm, first: bool, last) -> dict:
+    """Seconds per micro-batch of one pipeline stage: compute, recomputation and each
+    per-layer communication of its layers (``times``: (fwd, bwd, recompute) per part)."""
+    tp_layer, ep_layer, cp_layer = comm[:3]
+    nd, nm = stage_layers(model, c.pp, first)
+    tp_factor = where(c.ckpt, FULL_RECOMPUTE_TP_FACTOR, 1.0)
+    parts = dict.fromkeys(("compute", "recompute", "tp_comm", "ep_comm", "cp_comm"), 0.0)
+    for t, n, moe in ((times["dense"], nd, False), (times["moe"], nm, True)):
+        if t is None:
+            continue
+        parts["compute"] = parts["compute"] + n * (t[0] + t[1])
+        parts["recompute"] = parts["recompute"] + n * t[2]
+        parts["tp_comm"] = parts["tp_comm"] + n * tp_layer * tp_factor
+        if moe:
+            parts["ep_comm"] = parts["ep_comm"] + n * ep_layer
+        parts["cp_comm"] = parts["cp_comm"] + n * cp_layer
+    if first:
+        parts["compute"] = parts["compute"] + times["embed"][0] + times["embed"][1]
+    parts["compute"] = parts["compute"] + where(last, times["head"][0] + times["head"][1], 0.0)
+    return parts
+
+
+def slowest_stage(c, first: dict, last: dict) -> dict:
+    """The stage whose micro-batch takes longest (the first one on a tie)."""
+    use_last = (c.pp > 1) & (sum(last.values()) > sum(first.values()))
+    return {k: where(use_last, last[k], first[k]) for k in first}
+
+
+def pipeline(c, t_mb, msg, topo, gpus_per_node: int):
+    """(p2p, schedule, bubble) seconds: 1F1B runs m + p - 1 micro-batch slots; interleaving
+    with v stages per rank cuts the bubble to (p - 1)/v slots and sends v times as often
+    (Narayanan et al. 2021 sec. 2.2)."""
+    v = where(c.interleaved, c.vp, 1)
+    across = c.tp * c.cp * c.ep * c.dp >= gpus_per_node  # one stage spans whole nodes
+    p2p = _when(c.pp > 1, lambda: 2 * network.send_recv_s(msg / where(c.sp, c.tp, 1), across, topo) * v)
+    slots = where(c.pp > 1, c.n_acc + (c.pp - 1) / v, c.n_acc)
+    return p2p, slots * (t_mb + p2p), (slots - c.n_acc) * (t_mb + p2p)
+
+
+def replica_params(model, c):
+    """(dense, expert) parameters of the larger of the first and last stage's GPUs."""
+    d1, e1 = stage_params(model, c.pp, c.tp, c.ep, True, c.pp == 1)
+    if not is_array(c.pp) and c.pp == 1:
+        return d1, e1
+    d2, e2 = stage_params(model, c.pp, c.tp, c.ep, False, True)
+    return where(c.pp > 1, maximum(d1, d2), d1), where(c.pp > 1, maximum(e1, e2), e1)
+
+
+def data_parallel_traffic(model, rb, c, topo, gpus_per_node: int, dense_p, expert_p):
+    """(gradient reduction, parameter all-gather) seconds per step: an all-reduce, or under
+    ZeRO >= 1 a reduce-scatter then an all-gather of the updated parameters; experts reduce
+    over their own replicas."""
+    comm = c.d_dense > 1
+    dp_node = group_per_node(c.d_dense, c.tp, gpus_per_node)
+    dp_comm = _when(comm, lambda: _pick(c.zero == 0,
+                                        lambda: network.all_reduce_s(dense_p * rb.grad, c.d_dense, topo, dp_node),
+                                        lambda: network.reduce_scatter_s(dense_p * rb.grad, c.d_dense, topo,
+                                                                         dp_node)))
+    gather = _when(comm & (c.zero > 0), lambda: network.all_gather_s(dense_p * rb.param, c.d_dense, topo, dp_node))
+    if model.is_moe:
+        e_node = group_per_node(c.d_exp, c.tp * c.cp * c.ep, gpus_per_node)
+        dp_comm = dp_comm + _when(comm & (expert_p > 0) & (c.d_exp > 1), lambda: network.all_reduce_s(
+            expert_p * rb.grad, c.d_exp, topo, e_node))
+    return dp_comm, gather
+
+
+def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
+    """(reduction, gather) seconds not hidden behind compute. The reduction overlaps the last
+    micro-batch's backward (DDP, Megatron's --overlap-grad-reduce) but for a bucket tail;
+    ZeRO-3 gathers each layer twice and reduce-scatters once per micro-batch, overlapped
+    with the layer's compute (prefetch). DeepSpeed's ZeRO-3 gathers parameter by parameter:
+    in Narayanan et al. 2021's Table 2 runs (175B and 530B, 384-2240 A100s) its collectives
+    moved ~0.3 of what the fabric's bus bandwidth allows (docs/validation.md)."""
+    per_mb = 2 * gather + dp_comm
+    if framework == "deepspeed":
+        per_mb = per_mb / DEEPSPEED_ZERO3_BW_FRACTION
+    overlap = ZERO3_OVERLAP.get(framework, ZERO3_OVERLAP_DEFAULT)
+    zero3 = (c.zero == 3) & (c.d_dense > 1)
+    dp_exposed = where(zero3, c.n_acc * maximum(0.0, per_mb - overlap * t_mb),
+                       maximum(0.0, dp_comm - compute_mb * LAST_BACKWARD_SHARE) + DP_EXPOSED_FRACTION * dp_comm)
+    gather_exposed = where(zero3 | (gather <= 0), 0.0, maximum(0.0, gather - PARAM_GATHER_OVERLAP * t_mb))
+    return dp_exposed, gather_exposed
+
+
+def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str):
+    """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
+    ZeRO-Offload. ``compute.optimizer_step_s`` is linear in the parameters: columns use its
+    per-parameter cost."""
+    if offload != "none":
+        return 0.0
+    local = params / where(c.zero >= 1, c.d_dense, 1)
+    if not is_array(local):
+        return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff)
+    return local * compute.optimizer_step_s(1.0, optimizer, rb, framework, gpu, eff, n_tensors=0) + 200 * eff.launch_s
+
+
+def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node) -> dict:
+    """The step from the per-layer times, shared by ``step_time`` and ``sweep_time``."""
+    first_fwd = (times["dense"] or times["moe"])[0]
+    comm = layer_comm(model, rb, c, topo, gpus_per_node, first_fwd)
+    slow = slowest_stage(c, stage_parts(model, c, times, comm, True, c.pp == 1),
+                         stage_parts(model, c, times, comm, False, True))
     t_mb = sum(slow.values())
-    pp_p2p = 0.0
-    if plan.pp > 1:
-        stage_size = plan.gpus // plan.pp
-        across = stage_size >= plan.gpus_per_node
-        p2p_bytes = msg / (plan.tp if plan.sequence_parallel else 1)
-        pp_p2p = 2 * float(network.send_recv_s(p2p_bytes, across, topo))
-        if plan.pp_schedule == "interleaved":
-            pp_p2p *= plan.vp
-        slots = n_acc + (plan.pp - 1) / (plan.vp if plan.pp_schedule == "interleaved" else 1)
-    else:
-        slots = n_acc
-    pipeline_s = slots * (t_mb + pp_p2p)
-    bubble_s = (slots - n_acc) * (t_mb + pp_p2p)
-
-    # Data-parallel / ZeRO traffic per step
-    dense_p, expert_p = _stage_params(model, plan, True, plan.pp == 1)
-    dense_l, expert_l = _stage_params(model, plan, False, True) if plan.pp > 1 else (dense_p, expert_p)
-    dense_p, expert_p = max(dense_p, dense_l), max(expert_p, expert_l)
-    dp_stride = plan.tp * plan.cp * plan.ep
-    d_dense = plan.dense_replicas
-    dp_per_node = _group_per_node(d_dense, plan.tp, plan.gpus_per_node)
-    grad_b = rb.grad
-    dp_comm = 0.0
-    param_gather = 0.0
-    if d_dense > 1:
-        if plan.zero == 0:
-            dp_comm = float(network.all_reduce_s(dense_p * grad_b, d_dense, topo, dp_per_node))
-        else:
-            dp_comm = float(network.reduce_scatter_s(dense_p * grad_b, d_dense, topo, dp_per_node))
-            param_gather = float(network.all_gather_s(dense_p * rb.param, d_dense, topo, dp_per_node))
-        if expert_p and plan.expert_replicas > 1:
-            e_node = _group_per_node(plan.expert_replicas, dp_stride, plan.gpus_per_node)
-            dp_comm += float(network.all_reduce_s(expert_p * grad_b, plan.expert_replicas, topo, e_node))
-    last_bwd = slow["compute"] * LAST_BACKWARD_SHARE
-    zero3_exposed = 0.0
-    if plan.zero == 3 and d_dense > 1:
-        # each micro-batch gathers every layer's parameters twice and reduce-scatters once
-        per_mb = 2 * param_gather + dp_comm
-        overlap = ZERO3_OVERLAP.get(setup.framework, ZERO3_OVERLAP_DEFAULT)
-        if setup.framework == "deepspeed":
-            # DeepSpeed's ZeRO-3 gathers parameter by parameter: in Narayanan et al. 2021's
-            # Table 2 runs (175B and 530B, 384-2240 A100s) its collectives moved ~0.3 of what
-            # the fabric's bus bandwidth allows, fitted to those six runs (docs/validation.md)
-            per_mb /= DEEPSPEED_ZERO3_BW_FRACTION
-        zero3_exposed = n_acc * max(0.0, per_mb - overlap * t_mb)
-        dp_exposed = zero3_exposed
-        param_gather_exposed = 0.0
-    else:
-        dp_exposed = max(0.0, dp_comm - last_bwd) + DP_EXPOSED_FRACTION * dp_comm
-        param_gather_exposed = max(0.0, param_gather - PARAM_GATHER_OVERLAP * t_mb) if param_gather else 0.0
-    if setup.offload != "none":
-        # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
-        dp_exposed += (dense_p + expert_p) * (grad_b + rb.param) / (pcie_gb_s(gpu.pcie_gen) * 1e9)
-    params_local = (dense_p + expert_p) / (d_dense if plan.zero >= 1 else 1)
-    opt_s = 0.0 if setup.offload != "none" else compute.optimizer_step_s(params_local, setup.optimizer, rb,
-                                                                          setup.framework, gpu, eff)
-    step = pipeline_s + dp_exposed + param_gather_exposed + opt_s
-    compute_s = n_acc * (slow["compute"] + slow["recompute"]) + opt_s
-    comm_total = (n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + pp_p2p) + dp_comm
-                  + param_gather)
-    parts = {"compute": n_acc * slow["compute"], "recompute": n_acc * slow["recompute"],
-             "tensor_parallel_comm": n_acc * slow["tp_comm"], "expert_parallel_comm": n_acc * slow["ep_comm"],
-             "context_parallel_comm": n_acc * slow["cp_comm"], "pipeline_p2p": n_acc * pp_p2p,
-             "pipeline_bubble": bubble_s, "data_parallel_comm_exposed": dp_exposed + param_gather_exposed,
-             "optimizer_step": opt_s}
-    return StepTime(step_s=step, parts=parts, micro_batches=n_acc, global_batch=global_batch,
-                    tokens_per_step=tokens_step, model_flops_per_step=model_f * tokens_step,
-                    hw_flops_per_step=hw_f * tokens_step, peak_tflops=peak, gpus=plan.gpus,
-                    no_overlap_efficiency=compute_s / (compute_s + comm_total) if comm_total else 1.0,
-                    comm_s=comm_total, compute_s=compute_s)
+    p2p, pipeline_s, bubble_s = pipeline(c, t_mb, comm[3], topo, gpus_per_node)
+    dense_p, expert_p = replica_params(model, c)
+    dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
+    dp_exposed, gather_exposed = exposed_traffic(c, framework, dp_comm, gather, t_mb, slow["compute"])
+    if offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
+        dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
+    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload)
+    n = c.n_acc
+    parts = {"compute": n * slow["compute"], "recompute": n * slow["recompute"],
+             "tensor_parallel_comm": n * slow["tp_comm"], "expert_parallel_comm": n * slow["ep_comm"],
+             "context_parallel_comm": n * slow["cp_comm"], "pipeline_p2p": n * p2p, "pipeline_bubble": bubble_s,
+             "data_parallel_comm_exposed": dp_exposed + gather_exposed, "optimizer_step": opt}
+    return {"step_s": pipeline_s + dp_exposed + gather_exposed + opt, "parts": parts, "slow": slow, "t_mb": t_mb,
+            "p2p": p2p, "bubble_s": bubble_s, "dp_comm": dp_comm, "gather": gather, "opt_s": opt,
+            "dp_exposed_s": dp_exposed + gather_exposed}
 
 
 def _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak) -> StepTime:

@@ -415,8 +415,8 @@
         <translation>memory.peak_bytes 即负载最重的 GPU 上 torch.cuda.max_memory_allocated 会报告的值（框架 {framework}）</translation>
     </message>
     <message>
-        <source>device memory adds the CUDA context (0.55 GB), NCCL buffers and a 4% caching-allocator reserve; fits compares that with {gb:g} GB x 2^30 x 0.9958 (what NVML reports)</source>
-        <translation>设备显存另加 CUDA 上下文（0.55 GB）、NCCL 缓冲区和 4% 的缓存分配器预留；是否可容纳即与 {gb:g} GB x 2^30 x 0.9958（NVML 报告的容量）比较</translation>
+        <source>device memory adds the CUDA context ({context_gb:g} GB), NCCL buffers and a caching-allocator reserve of {reserve:g}% of the peak ({plain:g}% without, {full:g}% with full recomputation); fits compares that with {gb:g} GB x 2^30 x {nvml:g} (what NVML reports)</source>
+        <translation>设备显存另加 CUDA 上下文（{context_gb:g} GB）、NCCL 缓冲区和缓存分配器预留（峰值的 {reserve:g}%；不重计算时 {plain:g}%，完全重计算时 {full:g}%）；是否可容纳即与 {gb:g} GB x 2^30 x {nvml:g}（NVML 报告的容量）比较</translation>
     </message>
     <message>
         <source>activations follow the Hugging Face transformers 5.x implementation (eager PyTorch ops, autograd saving rules); loss via logits.float() and cross_entropy</source>
