@@ -85,7 +85,7 @@ class SearchOutput:
     model: object
     seq_len: int
     global_batch: int
-    recipe: str
+    recipe: str  # the recipe; recipes joined by "/" when the machines' defaults differ
     framework: str
     optimizer: str
     attention: str
@@ -94,25 +94,23 @@ class SearchOutput:
 
 
 def _workload_defaults(request: SearchRequest, candidates: list[Candidate]):
-    """(recipe, framework, optimizer, attention, notes): what was given, else what ``estimate``
-    would use for the same workload."""
+    """(recipe groups, framework, optimizer, attention, notes): what was given, else what
+    ``estimate`` would use for the same workload. The recipe groups map each recipe to its
+    candidates: one group when a recipe is given or the machines share a default, else one per
+    default (a T4 runs fp16 autocast, an A10 bf16)."""
     from planner_app.service.estimate import OPTION_DEFAULTS
 
     framework = request.framework or OPTION_DEFAULTS["framework"]
     optimizer = request.optimizer or OPTION_DEFAULTS["optimizer"]
     attention = request.attention or default_attention(framework)
-    notes = []
-    recipe = request.recipe
-    if not recipe:
-        by_recipe = {}
-        for c in candidates:
-            by_recipe.setdefault(default_recipe(c.hardware.gpu, framework), []).append(c.name)
-        if len(by_recipe) > 1:
-            raise InputError("recipe", "the machines' default precision recipes differ (" + "; ".join(
-                f"{r}: {', '.join(names)}" for r, names in by_recipe.items()) + "); choose one recipe")
-        recipe = next(iter(by_recipe))
-        notes.append(f"recipe {recipe} (default for {', '.join(by_recipe[recipe])} with {framework}; --recipe)")
-    return recipe, framework, optimizer, attention, notes
+    if request.recipe:
+        return {request.recipe: list(candidates)}, framework, optimizer, attention, []
+    groups: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        groups.setdefault(default_recipe(c.hardware.gpu, framework), []).append(c)
+    notes = [f"recipe {r} (default for {', '.join(c.name for c in cs)} with {framework}; --recipe)"
+             for r, cs in groups.items()]
+    return groups, framework, optimizer, attention, notes
 
 
 def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> SearchOutput | None:
@@ -138,17 +136,20 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
         cands += build_candidates(db, None, insts, request.fabric, cny, profile)
     if gpus or not cands:
         cands += build_candidates(db, gpus, None, request.fabric, cny, profile)
-    recipe, framework, optimizer, attention, notes = _workload_defaults(request, cands)
+    groups, framework, optimizer, attention, notes = _workload_defaults(request, cands)
     if cancelled is not None and cancelled():
         return None
     if progress:
         progress(0.1, "scoring")
     ref = model_ref(request.model) if isinstance(request.model, str) else model.name
-    res = search(model, cands, tokens=float(request.tokens), max_gpus=request.max_gpus, seq_len=seq,
-                 global_batch=gbs, recipe=recipe, framework=framework, optimizer=optimizer, attention=attention,
-                 deadline_days=request.deadline_days, budget_usd=request.budget_usd, objective=request.objective,
-                 top=request.top, price_basis=request.price_basis, model_ref=ref,
-                 min_headroom_fraction=request.min_headroom_fraction)
+    results = [search(model, group, tokens=float(request.tokens), max_gpus=request.max_gpus, seq_len=seq,
+                      global_batch=gbs, recipe=recipe, framework=framework, optimizer=optimizer,
+                      attention=attention, deadline_days=request.deadline_days, budget_usd=request.budget_usd,
+                      objective=request.objective, top=request.top, price_basis=request.price_basis, model_ref=ref,
+                      min_headroom_fraction=request.min_headroom_fraction)
+               for recipe, group in groups.items()]
+    res = results[0] if len(results) == 1 else _merge(results, cands, request)
+    recipe = "/".join(groups)
     if profile is not None:
         _add_calibration(res, profile)
         notes.append(f"calibration profile {profile.name!r} ({profile.summary()})")
@@ -167,3 +168,50 @@ def _add_calibration(res: SearchResult, profile) -> None:
     for p in res.plans + res.pareto:
         p["plan"] = {**p["plan"], "calibration": profile.name}
         p["estimate_command"] = estimate_command(p["plan"])
+
+
+def _merge(results: list[SearchResult], candidates: list[Candidate], request: SearchRequest) -> SearchResult:
+    """One ranking from the searches of several recipe groups, ranked, filtered and with the
+    Pareto front as ``core.search.search`` does within one."""
+    from planner_app.core.search import PRICE_LABELS, price_assumptions
+
+    deadline_s = None if request.deadline_days is None else request.deadline_days * 86400
+    budget = request.budget_usd
+
+    def meets(p):
+        usd = p["cost"]["usd"]
+        return ((deadline_s is None or p["time"]["train_s"] <= deadline_s)
+                and (budget is None or (usd is not None and usd <= budget)))
+
+    def key(p):
+        usd = p["cost"]["usd"]
+        if request.objective == "time":
+            return (p["time"]["train_s"],)
+        return (usd is None, math.inf if usd is None else usd, p["time"]["train_s"])
+
+    fallback = "no fitting plan meets the deadline and budget; showing the fastest fitting plans"
+    plans = [p for r in results for p in r.plans]
+    notes = [n for r in results for n in r.notes
+             if n not in (fallback, "nothing fits") and not n.startswith("plans without a")]
+    if any(meets(p) for p in plans):
+        plans = [p for p in plans if meets(p)]
+    elif plans and (deadline_s is not None or budget is not None):
+        notes.append(fallback)
+    plans = sorted(plans, key=key)[:request.top]
+    if request.objective == "cost" and any(p["cost"]["usd"] is None for p in plans):
+        notes.append(f"plans without a {PRICE_LABELS[request.price_basis]} price are listed after the priced ones")
+    if not plans and not notes:
+        notes = ["nothing fits"]
+    pareto_y = "usd" if any(r.pareto_y == "usd" and r.pareto for r in results) else "gpu_hours"
+    points = sorted((p for r in results for p in r.pareto if p["cost"][pareto_y] is not None),
+                    key=lambda p: (p["time"]["train_s"], p["cost"][pareto_y]))
+    pareto, best = [], math.inf
+    for p in points:
+        if p["cost"][pareto_y] < best:
+            pareto.append(p)
+            best = p["cost"][pareto_y]
+    assumptions = price_assumptions(candidates, request.price_basis) + [
+        a for a in results[0].assumptions if a.startswith("fits:")]
+    return SearchResult(plans=plans, pareto=pareto, evaluated=sum(r.evaluated for r in results),
+                        fitting=sum(r.fitting for r in results), elapsed_s=sum(r.elapsed_s for r in results),
+                        notes=notes, price_basis=request.price_basis, pareto_y=pareto_y, assumptions=assumptions)

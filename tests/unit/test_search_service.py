@@ -84,11 +84,26 @@ def test_given_options_are_kept(catalog):
     assert not any("(default for" in a for a in out.assumptions)
 
 
-def test_machines_whose_default_recipes_differ_need_a_recipe(catalog):
+def test_machines_whose_default_recipes_differ_each_take_their_own(catalog):
+    """A V100 has no bf16 (fp16 autocast), an H100 does: each machine's rows carry its default,
+    as ``estimate`` on that machine would, in one ranking."""
     machines = (("gpu", "v100-sxm2-32gb"), ("gpu", "h100-sxm"))
-    with pytest.raises(ValueError, match="recipe: the machines' default precision recipes differ"):
-        run_search(_request(machines=machines), catalog)
-    assert run_search(_request(machines=machines, recipe="amp-fp16"), catalog).result.plans
+    out = run_search(_request(machines=machines, top=2000, max_gpus=8), catalog)
+    by_gpu = {p["gpu"]: p["plan"]["recipe"] for p in out.result.plans}
+    assert by_gpu == {"v100-sxm2-32gb": "amp-fp16", "h100-sxm": "amp-bf16"}
+    days = [p["time"]["train_days"] for p in out.result.plans]
+    assert days == sorted(days)
+    singles = [run_search(_request(machines=(m,), top=2000, max_gpus=8), catalog).result for m in machines]
+    assert out.result.evaluated == sum(r.evaluated for r in singles)
+    assert len(out.result.plans) == min(2000, sum(len(r.plans) for r in singles))
+    for p in (out.result.plans[0], out.result.plans[-1]):
+        est = estimate_from_options(p["plan"], catalog)
+        assert est["time"]["step_s"] == pytest.approx(p["time"]["step_s"], rel=1e-6)
+    front = [(p["time"]["train_s"], p["cost"][out.result.pareto_y]) for p in out.result.pareto]
+    assert front == sorted(front) and all(a[1] > b[1] for a, b in zip(front, front[1:]))
+    # a recipe given applies to all
+    assert {p["plan"]["recipe"] for p in run_search(_request(machines=machines, recipe="amp-fp16"),
+                                                     catalog).result.plans} == {"amp-fp16"}
 
 
 def test_cancelled_before_scoring_returns_none(catalog):
