@@ -192,8 +192,10 @@ def build_parser(document: bool = True) -> Parser:
     sr.add_argument("--global-batch", type=_positive_int("global_batch"))
     from planner_app.core.setup import FRAMEWORKS, RECIPES
 
-    sr.add_argument("--recipe", choices=RECIPES, default="mixed-bf16")
-    sr.add_argument("--framework", choices=FRAMEWORKS, default="megatron")
+    # no defaults here: unset, the search service takes estimate's (OPTION_DEFAULTS, default_recipe)
+    sr.add_argument("--recipe", choices=RECIPES, help="precision recipe (default: as estimate, by GPU and framework)")
+    sr.add_argument("--framework", choices=FRAMEWORKS, help="training framework (default: as estimate, pytorch)")
+    sr.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
     sr.add_argument("--deadline-days", type=_positive_float)
     sr.add_argument("--budget-usd", type=_positive_float)
     sr.add_argument("--objective", choices=("time", "cost"), default="time")

@@ -56,7 +56,7 @@ def run(args) -> int:
         text = cluster.slurm_script(args.nodes, args.gpus_per_node, args.out, args.partition, args.time,
                                     args.python, args.account, args.setup, quick=args.quick)
         if args.output:
-            from planner_app.specdb.importers import atomic_write_text
+            from planner_app.atomic import atomic_write_text
             atomic_write_text(args.output, text)
             print(f"wrote {args.output}; submit it with: sbatch {args.output}", file=sys.stderr)
         else:

@@ -23,6 +23,7 @@ import socket
 import sys
 import time
 
+from planner_app.atomic import atomic_write_text
 from planner_app.core.collectives import algbw_gbps, bus_factor
 
 RESULT_SCHEMA = "planner.collectives/1"
@@ -244,10 +245,7 @@ def main(argv=None) -> int:
             result = {"schema": RESULT_SCHEMA, "environment": env, "all_reduce_correct": correct,
                       "command": " ".join(["torchrun", "...", "-m", "planner_app.probe.collectives"] + (argv or sys.argv[1:])),
                       "rows": rows, "p2p_gbps": matrix, "p2p_bytes": args.p2p_bytes if matrix else None}
-            tmp = args.out + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-            os.replace(tmp, args.out)
+            atomic_write_text(args.out, json.dumps(result, indent=1), suffix=".json")
             print(json.dumps({"type": "result", "path": args.out}), flush=True)
         dist.barrier()
     finally:

@@ -4,8 +4,8 @@ leaves neither a partial file nor a damaged older report."""
 from __future__ import annotations
 
 import os
-import tempfile
 
+from planner_app.atomic import atomic_path
 from planner_app.core.errors import InputError
 
 FORMATS = ("pdf", "html", "json", "csv")
@@ -22,17 +22,6 @@ def format_for(path: str, fmt: str | None = None) -> str:
     return {"htm": "html"}.get(ext, ext) if ext in FORMATS + ("htm",) else "pdf"
 
 
-def _temp_in(directory: str, suffix: str) -> str:
-    if not os.path.isdir(directory):
-        raise InputError("output", f"folder {directory} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=suffix, dir=directory)
-    except OSError as e:
-        raise InputError("output", f"cannot write in {directory}: {e.strerror or e}") from None
-    os.close(fd)
-    return tmp
-
-
 def write_report(report, path: str, fmt: str | None = None, paper: str = "A4", progress=None) -> str:
     """Write ``report`` to ``path``; ``progress(fraction, text)`` is called along the way.
     Returns the format written. Raises InputError("output", ...) when the file cannot be
@@ -46,43 +35,41 @@ def write_report(report, path: str, fmt: str | None = None, paper: str = "A4", p
     path = os.path.abspath(path)
     if os.path.isdir(path):
         raise InputError("output", f"{path} is a folder; give a file name")
-    tmp = _temp_in(os.path.dirname(path), "." + fmt)
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        raise InputError("output", f"folder {directory} does not exist")
     try:
-        if progress:
-            progress(0.05, s("Writing the report"))
-        if fmt == "pdf":
-            from planner_app.report.pdf import ReportError, write_pdf
-
-            try:
-                write_pdf(report, tmp, paper, progress)
-            except ReportError as e:
-                raise InputError("output", str(e)) from None
-            if os.path.getsize(tmp) == 0:
-                raise InputError("output", f"the PDF could not be written to {os.path.dirname(path)}")
-        else:
-            if fmt == "html":
-                from planner_app.report.html import render
-                data = render(report, target="html")
-            elif fmt == "json":
-                from planner_app.report.exports import to_json
-                data = to_json(report)
-            else:
-                from planner_app.report.exports import to_csv
-                data = to_csv(report)
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        try:
-            os.replace(tmp, path)
-        except OSError as e:
-            raise InputError("output", f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        with atomic_path(path, suffix="." + fmt, prefix=".report-") as tmp:
+            if progress:
+                progress(0.05, s("Writing the report"))
+            _write(report, fmt, tmp, paper, progress)
+    except OSError as e:  # the temporary file could not be made, or not renamed over the target
+        raise InputError("output", f"cannot write {path}: {e.strerror or e}") from None
     if progress:
         progress(1.0, s("Done"))
     return fmt
+
+
+def _write(report, fmt: str, tmp: str, paper: str, progress) -> None:
+    """The report in ``fmt`` into the (temporary) file ``tmp``."""
+    if fmt == "pdf":
+        from planner_app.report.pdf import ReportError, write_pdf
+
+        try:
+            write_pdf(report, tmp, paper, progress)
+        except ReportError as e:
+            raise InputError("output", str(e)) from None
+        if os.path.getsize(tmp) == 0:
+            raise InputError("output", f"the PDF could not be written to {os.path.dirname(tmp)}")
+        return
+    if fmt == "html":
+        from planner_app.report.html import render
+        data = render(report, target="html")
+    elif fmt == "json":
+        from planner_app.report.exports import to_json
+        data = to_json(report)
+    else:
+        from planner_app.report.exports import to_csv
+        data = to_csv(report)
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(data)

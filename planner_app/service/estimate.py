@@ -13,10 +13,13 @@ from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 # The estimate options, their defaults and the modes they apply to are declared once in
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).
 from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
-from planner_app.service.resolve import default_recipe, default_seq_len, resolve_hardware, resolve_model, resolve_plan
+from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
+                                         resolve_model, resolve_plan)
 
 
-def _calibration(name):
+def load_calibration(name):
+    """The saved calibration profile ``name`` (None for none): one loader for estimate, scaling
+    and search."""
     if not name:
         return None
     from planner_app.probe.calibration import load_profile
@@ -29,7 +32,7 @@ def build_request(args, db):
     model = resolve_model(args.model, db)
     hw, per_node, notes = resolve_hardware(db, gpu=args.gpu, instance=args.instance, fabric=args.fabric,
                                            nics_per_node=args.nics_per_node, gpus_per_node=args.gpus_per_node,
-                                           calibration=_calibration(getattr(args, "calibration", None)))
+                                           calibration=load_calibration(getattr(args, "calibration", None)))
     overrides = Overrides(mfu=args.mfu, achieved_tflops=args.achieved_tflops)
     overrides.cny_per_usd = args.cny_per_usd or 7.10
     overrides.price_mix = PriceMix.parse(args.price_mix) if args.price_mix else None
@@ -72,7 +75,7 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     if not args.recipe and notes is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
-    attention = args.attention or ("flash" if args.framework == "megatron" else "sdpa")
+    attention = args.attention or default_attention(args.framework)
     seq = args.seq_len or default_seq_len(model, db)
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
                           tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,

@@ -49,6 +49,11 @@ def default_recipe(gpu, framework: str) -> str:
     return "amp-bf16" if framework == "pytorch" else "mixed-bf16"
 
 
+def default_attention(framework: str) -> str:
+    """Flash attention under Megatron (its fused kernels); PyTorch's SDPA elsewhere."""
+    return "flash" if framework == "megatron" else "sdpa"
+
+
 @dataclass
 class Resolved:
     model: object

@@ -8,31 +8,11 @@ import io
 import json
 import os
 import re
-import tempfile
 import time
 
+from planner_app.atomic import atomic_write_text  # noqa: F401  (re-exported: callers import it from here)
 from planner_app.core.errors import InputError
 from planner_app.specdb.schema import FILES, SpecDataError
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: a crash or a full
-    disk never leaves a half-written file, and an existing file stays until the new one is
-    complete."""
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def read_rows_csv(path: str, kind: str) -> list[dict]:

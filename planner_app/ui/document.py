@@ -177,7 +177,7 @@ class ScenarioDocument(QObject):
     def autosave(self) -> str | None:
         if not self._dirty:
             return None
-        from planner_app.specdb.importers import atomic_write_text
+        from planner_app.atomic import atomic_write_text
         path = autosave_path()
         os.makedirs(os.path.dirname(path), exist_ok=True)
         payload = copy.deepcopy(self.data)

@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export table"), self.suggested_path(".csv"),
                                               "CSV (*.csv)")
         if path:
-            from planner_app.specdb.importers import atomic_write_text
+            from planner_app.atomic import atomic_write_text
             model = tables[0].model()
             model = model.sourceModel() if hasattr(model, "sourceModel") else model
             try:

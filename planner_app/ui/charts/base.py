@@ -94,16 +94,8 @@ class ChartBase(QWidget):
     def export(self, path: str) -> None:
         """PNG or SVG by the file's suffix, written to a temporary file in the same folder and
         renamed: a failed export leaves no partial file and keeps an older one."""
-        import os
-        import tempfile
+        from planner_app.atomic import atomic_path
+
         svg = path.lower().endswith(".svg")
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".chart-", suffix=".svg" if svg else ".png", dir=directory)
-        os.close(fd)
-        try:
+        with atomic_path(path, suffix=".svg" if svg else ".png", prefix=".chart-") as tmp:
             (self.export_svg if svg else self.export_png)(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise

@@ -28,29 +28,27 @@ def parse_nodes(text: str) -> list[int]:
     return sorted(set(out))
 
 
-def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool):
-    def run(progress, cancelled):
-        from types import SimpleNamespace
+def scaling_request(sc: dict, fabrics: list[str], nodes: list[int], weak: bool):
+    """The scaling service's request for the scenario's chosen plan (its calibration profile
+    included) and the page's networks and node counts."""
+    from planner_app import scenario
+    from planner_app.service.estimate import INFERENCE_ONLY
+    from planner_app.service.scaling import ScalingRequest
 
-        from planner_app import scenario
-        from planner_app.service.estimate import OPTION_DEFAULTS, build_request, training_setup_and_plan
-        from planner_app.core.scaling import scaling_curve, skipped_node_counts
-        if sc["workload"].get("mode", "training") != "training":
-            raise ValueError("scaling curves are for training plans; the workload is inference")
-        opts = {**OPTION_DEFAULTS, **scenario.plan_options(sc, sc.get("chosen_plan", 0))}
-        out = {"curves": {}, "nics": {}, "skipped": {}, "gpus_per_node": None}
-        for i, fab in enumerate(fabrics):
-            if cancelled():
-                return None
-            args = SimpleNamespace(**{**opts, "fabric": fab})
-            model, hw, per_node, _, _ = build_request(args, db)
-            setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
-            out["curves"][fab] = scaling_curve(model, hw, setup, plan, nodes, weak=weak)
-            out["nics"][fab] = hw.nics_per_node
-            out["skipped"] = skipped_node_counts(nodes, plan)
-            out["gpus_per_node"] = plan.gpus_per_node
-            progress((i + 1) / len(fabrics), fab)
-        return out
+    if sc["workload"].get("mode", "training") != "training":
+        raise ValueError("scaling curves are for training plans; the workload is inference")
+    opts = scenario.plan_options(sc, sc.get("chosen_plan", 0))
+    # a training workload may still hold the inference fields the Workload page keeps
+    opts = {k: v for k, v in opts.items() if k not in INFERENCE_ONLY and k != "mode"}
+    return ScalingRequest(options=opts, fabrics=tuple(fabrics), nodes=tuple(nodes), weak=weak)
+
+
+def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool):
+    """The background task: the scaling service on the request built from the scenario."""
+    def run(progress, cancelled):
+        from planner_app.service.scaling import run_scaling
+
+        return run_scaling(scaling_request(sc, fabrics, nodes, weak), db, progress, cancelled)
     return run
 
 
@@ -128,9 +126,9 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         self.slot.start(scaling_task(self.doc.snapshot(), self.db, fabrics, nodes, self.weak.isChecked()))
 
     def _show(self, out):
-        if out is None:
+        if out is None:  # cancelled
             return
-        curves = out["curves"]
+        curves = out.curves
         self.curves = curves
         names = self.fabric_list.labels()
         main, ref, rows = {}, {}, []
@@ -139,7 +137,7 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
             label = names.get(fab, fab)
             main[label] = ([p.nodes for p in pts], [p.efficiency for p in pts])
             ref[label] = ([p.nodes for p in pts], [p.no_overlap_efficiency for p in pts])
-            rows += [{"fabric": label, "nics": out["nics"].get(fab), "nodes": p.nodes, "gpus": p.gpus,
+            rows += [{"fabric": label, "nics": out.nics.get(fab), "nodes": p.nodes, "gpus": p.gpus,
                       "tokens_per_s": p.tokens_per_s, "efficiency": p.efficiency,
                       "no_overlap": p.no_overlap_efficiency, "step_s": p.step_s, "fits": yes if p.fits else no}
                      for p in pts]
@@ -147,10 +145,10 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         self.model.set_rows(rows)
         self.table.resizeColumnsToContents()
         notes = [self.tr("Each node: {g} GPUs; NICs per node as in the table (the plan's NICs per node, else the "
-                         "instance's, else one per GPU)").format(g=out["gpus_per_node"])]
-        if out["skipped"]:
+                         "instance's, else one per GPU)").format(g=out.gpus_per_node)]
+        if out.skipped:
             notes.append(self.tr("Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups "
-                                 "of the plan").format(counts=", ".join(str(n) for n in out["skipped"])))
+                                 "of the plan").format(counts=", ".join(str(n) for n in out.skipped)))
         if any(not p.fits for pts in curves.values() for p in pts):
             notes.append(self.tr("Rows marked NO under Fits do not fit in GPU memory at that count"))
         self.notes.setText("\n".join(notes))

@@ -28,40 +28,35 @@ def price_basis_labels() -> dict:
             "spot": translate("SearchPage", "spot")}
 
 
+def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
+                   price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
+    """The search service's request for the scenario's workload and the page's constraints
+    (the workload's unset options take the service's defaults, which are ``estimate``'s)."""
+    from planner_app.service.search import SearchRequest
+
+    w = sc["workload"]
+    if w.get("mode", "training") != "training":
+        raise ValueError("search plans training runs; switch the workload to training")
+    if not w.get("tokens"):
+        raise ValueError("Tokens: the search needs a training budget; set Tokens on the Workload page")
+    return SearchRequest(model=w["model"], tokens=float(w["tokens"]), machines=tuple(machines), max_gpus=max_gpus,
+                         seq_len=w.get("seq_len"), global_batch=w.get("global_batch"), recipe=w.get("recipe"),
+                         framework=w.get("framework"), optimizer=w.get("optimizer"), attention=w.get("attention"),
+                         deadline_days=deadline, budget_usd=budget, objective=objective, top=top,
+                         price_basis=price_basis, cny_per_usd=sc.get("cny_per_usd"),
+                         calibration=sc.get("calibration"),
+                         **({} if min_headroom_fraction is None else {"min_headroom_fraction": min_headroom_fraction}))
+
+
 def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
                 price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
+    """The background task: the search service on the request built from the scenario."""
     def run(progress, cancelled):
-        from planner_app.service.search import build_candidates, default_global_batch
-        from planner_app.core.cost import DEFAULT_CNY_PER_USD
-        from planner_app.core.search import search
-        from planner_app.service.resolve import default_seq_len, resolve_model
-        w = sc["workload"]
-        if w.get("mode", "training") != "training":
-            raise ValueError("search plans training runs; switch the workload to training")
-        if not w.get("tokens"):
-            raise ValueError("Tokens: the search needs a training budget; set Tokens on the Workload page")
-        model = resolve_model(w["model"], db)
-        seq = w.get("seq_len") or default_seq_len(model, db)
-        gbs = w.get("global_batch") or default_global_batch(seq)
-        insts = ",".join(i for k, i in machines if k == "instance")
-        gpus = ",".join(i for k, i in machines if k == "gpu")
-        cny = sc.get("cny_per_usd") or DEFAULT_CNY_PER_USD
-        cands = []
-        if insts:
-            cands += build_candidates(db, None, insts, None, cny)
-        if gpus:
-            cands += build_candidates(db, gpus, None, None, cny)
-        progress(0.1, "scoring")
-        fw = w.get("framework") or "megatron"
-        recipe = w.get("recipe") or ("mixed-bf16" if fw != "pytorch" else "amp-bf16")
-        res = search(model, cands, tokens=float(w["tokens"]), max_gpus=max_gpus, seq_len=seq, global_batch=gbs,
-                     recipe=recipe, framework=fw, optimizer=w.get("optimizer") or "adamw",
-                     attention=w.get("attention") or "flash", deadline_days=deadline, budget_usd=budget,
-                     objective=objective, top=top, price_basis=price_basis,
-                     model_ref=w["model"] if isinstance(w["model"], str) else model.name,
-                     **({} if min_headroom_fraction is None else {"min_headroom_fraction": min_headroom_fraction}))
-        progress(1.0, "done")
-        return {"result": res, "seq_len": seq, "global_batch": gbs}
+        from planner_app.service.search import run_search
+
+        request = search_request(sc, machines, max_gpus, deadline, budget, objective, top, price_basis,
+                                 min_headroom_fraction)
+        return run_search(request, db, progress, cancelled)
     return run
 
 
@@ -184,7 +179,9 @@ class SearchPage(QWidget):
             Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation"))]
 
     def _show(self, out):
-        res = out["result"]
+        if out is None:  # cancelled
+            return
+        res = out.result
         self.result = res
         yes, no = self.tr("yes"), self.tr("no")
         rows = []
