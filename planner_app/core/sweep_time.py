@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core import compute, network
+from planner_app.core import compute
 from planner_app.core.activations import model_profiles
 from planner_app.core.compute import MASKED_ATTENTION_SPEED
 from planner_app.core.flops import training_flops_per_token

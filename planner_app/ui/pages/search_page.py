@@ -2,7 +2,6 @@
 time/cost Pareto chart out; the chosen result opens in the Plan page."""
 from __future__ import annotations
 
-import math
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
