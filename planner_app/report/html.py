@@ -11,21 +11,18 @@ from planner_app.report import charts
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg
 from planner_app.report.text import Strings
+from planner_app.service.options import OPTIONS
 
 ACCENT = charts.ACCENT
 ZWSP = "\u200b"
 PAGE_BREAK = "<!--page-break-->"
 
-WORKLOAD_LABELS = (  # (key, label, formatter)
-    ("model", "Model", str), ("mode", "Mode", str), ("tokens", "Training tokens", fmt.tokens),
-    ("seq_len", "Sequence length", fmt.count), ("micro_batch", "Micro-batch", fmt.count),
-    ("global_batch", "Global batch (sequences)", fmt.count), ("recipe", "Precision recipe", str),
-    ("optimizer", "Optimizer", str), ("attention", "Attention", str), ("recompute", "Activation recomputation", str),
-    ("offload", "Offload", str), ("framework", "Framework", str), ("batch", "Concurrent sequences", fmt.count),
-    ("prompt_len", "Prompt length (tokens)", fmt.count), ("new_tokens", "New tokens per request", fmt.count),
-    ("weights_dtype", "Weights", str), ("kv_dtype", "KV cache", str),
-    ("target_tokens_per_s", "Target generated tokens/s", fmt.rate),
-)
+# The inputs table: the workload's options in the option table's order and names
+# (service/options.py), each with its formatter; then the scenario's own target.
+_INPUT_FORMATS = {"tokens": fmt.tokens, "target_tokens_per_s": fmt.rate}
+WORKLOAD_LABELS = tuple(
+    (o.key, o.label, _INPUT_FORMATS.get(o.key, fmt.count if o.kind == "int" else str))
+    for o in OPTIONS if o.scope == "workload") + (("target_tokens_per_s", "Target generated tokens/s", fmt.rate),)
 PRICE_LABELS = {"on_demand": "On-demand", "reserved_1yr": "1-yr reserved", "reserved_3yr": "3-yr reserved",
                 "spot": "Spot"}
 

@@ -39,6 +39,7 @@ class Option:
     scope: str = "workload"  # where a scenario keeps it: "workload", "plan" or "scenario"
     modes: tuple = BOTH
     metavar: str | None = None
+    label: str = ""  # the report's (and the GUI's) name for it; translated in the report's catalogue
 
     @property
     def flag(self) -> str:
@@ -75,23 +76,28 @@ def _choice(key, help, choices, default=None, **kw) -> Option:
 
 
 OPTIONS: tuple[Option, ...] = (
+    Option("model", "model", "preset name (gpu-planner models) or a config.json path", label="Model"),
     Option("mode", "choice", "training, or one inference batch (serving under load: gpu-planner serve)",
-           "training", choices=("training", "inference")),
-    Option("model", "model", "preset name (gpu-planner models) or a config.json path"),
+           "training", choices=("training", "inference"), label="Mode"),
     Option("gpu", "text", "GPU name or id (gpu-planner specs gpus)", scope="plan"),
     Option("instance", "text", "cloud instance id (gpu-planner specs instances)", scope="plan"),
     _int("gpus", "total GPUs (default tp*pp*cp*ep*dp)", scope="plan"),
     _int("gpus_per_node", "GPUs in one node (default: the instance's, else 8)", hi=1024, scope="plan"),
-    _int("micro_batch", "sequences per GPU per forward/backward pass", 1, hi=1 << 20, modes=TRAINING),
-    _int("seq_len", "tokens per sequence (default: the preset's context used for training)", hi=1 << 24),
+    _int("micro_batch", "sequences per GPU per forward/backward pass", 1, hi=1 << 20, modes=TRAINING,
+        label="Micro-batch"),
+    _int("seq_len", "tokens per sequence (default: the preset's context used for training)", hi=1 << 24,
+        label="Sequence length"),
     _int("global_batch", "sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)",
-         hi=1 << 30, modes=TRAINING),
-    _pos("tokens", "training budget in tokens", hi=1e18, modes=TRAINING),
+         hi=1 << 30, modes=TRAINING, label="Global batch (sequences)"),
+    _pos("tokens", "training budget in tokens", hi=1e18, modes=TRAINING, label="Training tokens"),
     _choice("recipe", "precision recipe (default: bf16 mixed precision the GPU supports, by framework)", RECIPES,
-            modes=TRAINING),
-    _choice("optimizer", "optimizer (its states per parameter)", OPTIMIZERS, "adamw", modes=TRAINING),
-    _choice("attention", "attention kernel (default: flash for megatron, sdpa otherwise)", ATTENTIONS),
-    _choice("recompute", "activation recomputation", RECOMPUTES, "none", modes=TRAINING),
+            modes=TRAINING, label="Precision recipe"),
+    _choice("optimizer", "optimizer (its states per parameter)", OPTIMIZERS, "adamw", modes=TRAINING,
+        label="Optimizer"),
+    _choice("attention", "attention kernel (default: flash for megatron, sdpa otherwise)", ATTENTIONS,
+        label="Attention"),
+    _choice("recompute", "activation recomputation", RECOMPUTES, "none", modes=TRAINING,
+        label="Activation recomputation"),
     _int("tp", "tensor-parallel degree", hi=65536, scope="plan"),
     _int("pp", "pipeline-parallel degree", hi=65536, scope="plan"),
     _int("dp", "data-parallel degree (default: GPUs / (tp x pp x cp x ep))", scope="plan", modes=TRAINING),
@@ -103,8 +109,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("sequence_parallel", "bool", "Megatron sequence parallelism (needs --tp > 1)", False, scope="plan",
            modes=TRAINING),
     _choice("pp_schedule", "pipeline schedule", PP_SCHEDULES, "1f1b", scope="plan", modes=TRAINING),
-    _choice("offload", "offload states to the CPU (ZeRO-Offload)", OFFLOADS, "none", modes=TRAINING),
-    _choice("framework", "training framework (its buffers and overheads)", FRAMEWORKS, "pytorch"),
+    _choice("offload", "offload states to the CPU (ZeRO-Offload)", OFFLOADS, "none", modes=TRAINING, label="Offload"),
+    _choice("framework", "training framework (its buffers and overheads)", FRAMEWORKS, "pytorch", label="Framework"),
     Option("fabric", "text", "inter-node network id (gpu-planner specs fabrics; default: the instance's, else "
            "InfiniBand NDR)", scope="plan"),
     _int("nics_per_node", "network adapters per node (default: the instance's, else one per GPU)", hi=1024,
@@ -118,11 +124,13 @@ OPTIONS: tuple[Option, ...] = (
     _pos("cny_per_usd", "exchange rate for CNY prices (default 7.10)", hi=1e4, scope="scenario"),
     Option("calibration", "text", "name of a probe calibration profile (gpu-planner probe --save NAME)",
            scope="scenario"),
-    _int("batch", "inference: concurrent sequences", 1, hi=1 << 20, modes=INFERENCE),
-    _int("prompt_len", "inference: prompt tokens per sequence", 1024, hi=1 << 24, modes=INFERENCE),
-    _int("new_tokens", "inference: generated tokens per sequence", 128, hi=1 << 24, modes=INFERENCE),
-    _choice("weights_dtype", "inference: weight precision", WEIGHT_DTYPES, "bf16", modes=INFERENCE),
-    _choice("kv_dtype", "inference: KV-cache precision", KV_DTYPES, "bf16", modes=INFERENCE),
+    _int("batch", "inference: concurrent sequences", 1, hi=1 << 20, modes=INFERENCE, label="Concurrent sequences"),
+    _int("prompt_len", "inference: prompt tokens per sequence", 1024, hi=1 << 24, modes=INFERENCE,
+        label="Prompt length (tokens)"),
+    _int("new_tokens", "inference: generated tokens per sequence", 128, hi=1 << 24, modes=INFERENCE,
+        label="New tokens per request"),
+    _choice("weights_dtype", "inference: weight precision", WEIGHT_DTYPES, "bf16", modes=INFERENCE, label="Weights"),
+    _choice("kv_dtype", "inference: KV-cache precision", KV_DTYPES, "bf16", modes=INFERENCE, label="KV cache"),
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 OPTION_DEFAULTS = {o.key: o.default for o in OPTIONS}

@@ -72,3 +72,10 @@ def test_mode_rules_come_from_the_table():
     from planner_app.service.estimate import INFERENCE_ONLY, TRAINING_ONLY
     assert "weights_dtype" in INFERENCE_ONLY and "zero" in TRAINING_ONLY
     assert not set(INFERENCE_ONLY) & set(TRAINING_ONLY)
+
+
+def test_the_reports_inputs_table_comes_from_the_table():
+    from planner_app.report.html import WORKLOAD_LABELS
+    keys = [k for k, _label, _f in WORKLOAD_LABELS]
+    assert keys[:-1] == list(options.WORKLOAD_KEYS) and keys[-1] == "target_tokens_per_s"
+    assert all(label == options.BY_KEY[k].label and label for k, label, _f in WORKLOAD_LABELS[:-1])
