@@ -40,6 +40,15 @@ def _drop_score_terms(p: LayerProfile) -> LayerProfile:
                    saved_terms=[t for t in p.saved_terms if t[1][TPS] == 0] + [("recomputed scores", 0 * dropped)])
 
 
+def window_mask(model, seq_len):
+    """Whether transformers materialises a sliding-window attention mask (the window is no
+    longer than the sequence; layers_hf._needs_mask): a bool, or a bool column for a column
+    of sequence lengths."""
+    if not model.sliding_window:
+        return np.zeros(np.shape(seq_len), bool) if np.ndim(seq_len) else False
+    return seq_len >= model.sliding_window
+
+
 @lru_cache(maxsize=512)
 def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framework: str,
                    mask: bool, selective: bool, fp8: bool) -> ModelProfiles:
@@ -76,4 +85,4 @@ def weight_cast_bytes(p: LayerProfile) -> float:
     return float(p.saved[W])
 
 
-__all__ = ["ModelProfiles", "model_profiles", "weight_cast_bytes", "SLOTS"]
+__all__ = ["ModelProfiles", "model_profiles", "window_mask", "weight_cast_bytes", "SLOTS"]
