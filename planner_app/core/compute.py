@@ -21,6 +21,7 @@ A probe calibration profile replaces e_max, e_bw and the attention curve with me
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -89,16 +90,6 @@ def default_efficiency(gpu, framework: str = "pytorch") -> Efficiency:
 ALIGNMENT_SPEED = {1: 0.17, 2: 0.33, 4: 0.6, 8: 1.0}
 
 
-def alignment(k: int, n: int, bits: int) -> int:
-    """Largest power-of-two element alignment (up to 8) shared by k and n."""
-    if bits == 32:
-        return 8  # fp32 SIMT GEMMs are not sensitive to it
-    a = 8
-    while a > 1 and (int(k) % a or int(n) % a):
-        a //= 2
-    return a
-
-
 def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0):
     """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs; ``speed``: its
     ALIGNMENT_SPEED. Scalars or arrays."""
@@ -124,18 +115,18 @@ def attention_efficiency(head_dim: int, eff: Efficiency, bits: int = 16) -> floa
 
 
 def alignment_speed(k, n, bits: int):
-    """ALIGNMENT_SPEED of the largest power-of-two alignment (up to 8) shared by k and n;
-    scalars (a Python float, through ``alignment``) or arrays. A dimension split unevenly is
-    taken at its whole part, as ``alignment`` does."""
-    if not (is_array(k) or is_array(n)):
-        return ALIGNMENT_SPEED[alignment(k, n, bits)]
+    """ALIGNMENT_SPEED of the largest power-of-two element alignment (up to 8) shared by k and
+    n; numbers or arrays. A dimension split unevenly is taken at its whole part."""
     if bits == 32:
-        return np.ones(np.broadcast(k, n).shape)  # fp32 SIMT GEMMs are not sensitive to it
-    k, n = np.floor(k), np.floor(n)
-    speed = np.full(np.broadcast(k, n).shape, ALIGNMENT_SPEED[8])
+        return ALIGNMENT_SPEED[8]  # fp32 SIMT GEMMs are not sensitive to it
+    k, n = k // 1, n // 1
+    speed = ALIGNMENT_SPEED[8]
     for a in (8, 4, 2):
-        speed = np.where((np.mod(k, a) != 0) | (np.mod(n, a) != 0), ALIGNMENT_SPEED[a // 2], speed)
+        speed = where((k % a != 0) | (n % a != 0), ALIGNMENT_SPEED[a // 2], speed)
     return speed
+
+
+_alignment_speed_of = lru_cache(maxsize=4096)(alignment_speed)  # numbers only: the few shapes of the single estimate
 
 
 def _column(v, like):
@@ -152,7 +143,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
     ``RECOMPUTE_CODES`` value (0 none, 1 selective, 2 full) or a column of them and
     ``factors_vec`` the slot factors (``trace.factors``) of the same shape."""
     vec = is_array(tokens)
-    top = np.maximum if vec else max
+    top, align = (np.maximum, alignment_speed) if vec else (max, _alignment_speed_of)
     floor = eff.launch_s
     fwd = bwd = 0.0
     for (k, n, split, bits) in profile.gemms:
@@ -164,7 +155,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
             local_k, local_n, div = k, n / tp, tp
         else:
             local_k, local_n, div = k, n, 1
-        t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, alignment_speed(local_k, local_n, bits)), floor)
+        t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits)), floor)
         fwd = fwd + t
         bwd = bwd + 2 * t  # data gradient and weight gradient
     peak_a = gpu.peak_tflops(16 if gemm_bits_default != 32 else 32)
