@@ -13,6 +13,7 @@ import numpy as np
 
 from planner_app.core import layers_hf, layers_megatron
 from planner_app.core.layers_hf import HFLayerSpec
+from planner_app.core.states import is_array
 from planner_app.core.trace import SLOTS, TPS, W, LayerProfile, simulate
 
 
@@ -45,7 +46,7 @@ def window_mask(model, seq_len):
     longer than the sequence; layers_hf._needs_mask): a bool, or a bool column for a column
     of sequence lengths."""
     if not model.sliding_window:
-        return np.zeros(np.shape(seq_len), bool) if np.ndim(seq_len) else False
+        return np.zeros(np.shape(seq_len), bool) if is_array(seq_len) else False
     return seq_len >= model.sliding_window
 
 
