@@ -13,6 +13,7 @@ import numpy as np
 
 from planner_app.core import layers_hf, layers_megatron
 from planner_app.core.layers_hf import HFLayerSpec
+from planner_app.core.states import is_array
 from planner_app.core.trace import SLOTS, TPS, W, LayerProfile, simulate
 
 
@@ -38,6 +39,15 @@ def _drop_score_terms(p: LayerProfile) -> LayerProfile:
     fwd[:, 0, TPS] = np.minimum(fwd[:, 0, TPS], 0.0)
     return replace(p, saved=saved, fwd_events=fwd,
                    saved_terms=[t for t in p.saved_terms if t[1][TPS] == 0] + [("recomputed scores", 0 * dropped)])
+
+
+def window_mask(model, seq_len):
+    """Whether transformers materialises a sliding-window attention mask (the window is no
+    longer than the sequence; layers_hf._needs_mask): a bool, or a bool column for a column
+    of sequence lengths."""
+    if not model.sliding_window:
+        return np.zeros(np.shape(seq_len), bool) if is_array(seq_len) else False
+    return seq_len >= model.sliding_window
 
 
 @lru_cache(maxsize=512)
@@ -76,4 +86,4 @@ def weight_cast_bytes(p: LayerProfile) -> float:
     return float(p.saved[W])
 
 
-__all__ = ["ModelProfiles", "model_profiles", "weight_cast_bytes", "SLOTS"]
+__all__ = ["ModelProfiles", "model_profiles", "window_mask", "weight_cast_bytes", "SLOTS"]

@@ -21,9 +21,11 @@ A probe calibration profile replaces e_max, e_bw and the attention curve with me
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
+from planner_app.core.states import is_array, where
 from planner_app.core.trace import SLOTS, TPS, W
 
 
@@ -88,19 +90,10 @@ def default_efficiency(gpu, framework: str = "pytorch") -> Efficiency:
 ALIGNMENT_SPEED = {1: 0.17, 2: 0.33, 4: 0.6, 8: 1.0}
 
 
-def alignment(k: int, n: int, bits: int) -> int:
-    """Largest power-of-two element alignment (up to 8) shared by k and n."""
-    if bits == 32:
-        return 8  # fp32 SIMT GEMMs are not sensitive to it
-    a = 8
-    while a > 1 and (int(k) % a or int(n) % a):
-        a //= 2
-    return a
-
-
-def gemm_time_s(flops, peak_tflops, eff: Efficiency, align: int = 8):
-    """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs."""
-    return flops / (peak_tflops * 1e12 * eff.gemm_max * ALIGNMENT_SPEED.get(align, 1.0)) + eff.gemm_overhead_s
+def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0):
+    """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs; ``speed``: its
+    ALIGNMENT_SPEED. Scalars or arrays."""
+    return flops / (peak_tflops * 1e12 * eff.gemm_max * speed) + eff.gemm_overhead_s
 
 
 def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 16):
@@ -122,95 +115,95 @@ def attention_efficiency(head_dim: int, eff: Efficiency, bits: int = 16) -> floa
 
 
 def alignment_speed(k, n, bits: int):
-    """ALIGNMENT_SPEED of the largest power-of-two alignment (up to 8) shared by k and n;
-    scalars or arrays. A dimension split unevenly is taken at its whole part, as ``alignment``
-    does."""
+    """ALIGNMENT_SPEED of the largest power-of-two element alignment (up to 8) shared by k and
+    n; numbers or arrays. A dimension split unevenly is taken at its whole part."""
     if bits == 32:
-        return np.ones(np.broadcast(k, n).shape)  # fp32 SIMT GEMMs are not sensitive to it
-    k, n = np.floor(k), np.floor(n)
-    speed = np.full(np.broadcast(k, n).shape, ALIGNMENT_SPEED[8])
+        return ALIGNMENT_SPEED[8]  # fp32 SIMT GEMMs are not sensitive to it
+    k, n = k // 1, n // 1
+    speed = ALIGNMENT_SPEED[8]
     for a in (8, 4, 2):
-        speed = np.where((np.mod(k, a) != 0) | (np.mod(n, a) != 0), ALIGNMENT_SPEED[a // 2], speed)
+        speed = where((k % a != 0) | (n % a != 0), ALIGNMENT_SPEED[a // 2], speed)
     return speed
 
 
-@dataclass
-class LayerTime:
-    fwd_s: float
-    bwd_s: float  # incl. weight gradients
-    recompute_s: float  # the extra forward under recomputation
-    gemm_flops: float  # forward, this GPU
-    attn_flops: float  # forward, this GPU (as executed)
-    mem_bytes: float  # forward traffic of memory-bound kernels
+_alignment_speed_of = lru_cache(maxsize=4096)(alignment_speed)  # numbers only: the few shapes of the single estimate
 
 
-def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp: int, sp: bool, gemm_bits_default: int,
-               head_dim: int, recompute: str, factors_vec: np.ndarray, causal: bool = True,
-               peak_override_tflops: float | None = None) -> LayerTime:
-    """Forward, backward and recomputation time of one layer for one micro-batch on one GPU."""
-    fwd = bwd = gflops = 0.0
+def _column(v, like):
+    """A per-op vector as a column against ``like`` (ops x configurations); itself for one
+    configuration."""
+    return v[:, None] if like.ndim > 1 else v
+
+
+def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_default: int, head_dim: int,
+               recompute, factors_vec: np.ndarray, causal: bool = True):
+    """(forward, backward incl. weight gradients, recomputation) seconds of one layer for one
+    micro-batch on one GPU. Array-generic: Python numbers for the single estimate (the result
+    is Python floats) or one column per configuration for the search; ``recompute`` is a
+    ``RECOMPUTE_CODES`` value (0 none, 1 selective, 2 full) or a column of them and
+    ``factors_vec`` the slot factors (``trace.factors``) of the same shape."""
+    vec = is_array(tokens)
+    top, align = (np.maximum, alignment_speed) if vec else (max, _alignment_speed_of)
     floor = eff.launch_s
+    fwd = bwd = 0.0
     for (k, n, split, bits) in profile.gemms:
         bits = bits if bits in (8, 16, 32) else gemm_bits_default
-        peak = peak_override_tflops or gpu.peak_tflops(bits)
-        f = 2.0 * tokens * k * n / (tp if split else 1)
-        local_k, local_n = (k / tp, n) if split == "k" else ((k, n / tp) if split == "n" else (k, n))
-        t = max(gemm_time_s(f, peak, eff, alignment(local_k, local_n, bits)), floor)
-        fwd += t
-        bwd += 2 * t  # data gradient and weight gradient
-        gflops += f
-    peak16 = peak_override_tflops or gpu.peak_tflops(16)
-    attn_exec = 0.0
+        peak = gpu.peak_tflops(bits)
+        if split == "k":
+            local_k, local_n, div = k / tp, n, tp
+        elif split == "n":
+            local_k, local_n, div = k, n / tp, tp
+        else:
+            local_k, local_n, div = k, n, 1
+        t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits)), floor)
+        fwd = fwd + t
+        bwd = bwd + 2 * t  # data gradient and weight gradient
+    peak_a = gpu.peak_tflops(16 if gemm_bits_default != 32 else 32)
     attn_f = attn_b = 0.0
     if profile.attn_flops:
         frac = 0.5 if causal and not profile.attn_masked else 1.0
         f = profile.attn_flops * tokens * seq_len * frac / tp
-        peak_a = peak16 if gemm_bits_default != 32 else gpu.peak_tflops(32)
-        attn_f = max(attention_time_s(f, peak_a, head_dim, eff, gemm_bits_default), floor)
-        attn_b = max(attention_time_s(2.5 * f, peak_a, head_dim, eff, gemm_bits_default), floor)
+        attn_f = top(attention_time_s(f, peak_a, head_dim, eff, gemm_bits_default), floor)
+        attn_b = top(attention_time_s(2.5 * f, peak_a, head_dim, eff, gemm_bits_default), floor)
         if profile.attn_masked:
-            attn_f /= MASKED_ATTENTION_SPEED
-            attn_b /= MASKED_ATTENTION_SPEED
-        attn_exec += f
+            attn_f = attn_f / MASKED_ATTENTION_SPEED
+            attn_b = attn_b / MASKED_ATTENTION_SPEED
     if profile.bmm_flops:
         f = profile.bmm_flops * tokens * seq_len / tp
-        peak = peak16 if gemm_bits_default != 32 else gpu.peak_tflops(32)
-        t = max(gemm_time_s(f / 2, peak, eff), floor) * 2  # QK^T and PV
-        attn_f += t
-        attn_b += 2 * t
-        attn_exec += f
-    bw = gpu.mem_bw_gb_s * 1e9
-    score_f = 0.0
+        t = top(gemm_time_s(f / 2, peak_a, eff), floor) * 2  # QK^T and PV
+        attn_f = attn_f + t
+        attn_b = attn_b + 2 * t
+    mem_f = mem_b = score_f = 0.0
     if len(profile.mem_ops):
-        f = factors_vec.copy()
-        nbytes = profile.mem_ops @ f
-        e = np.where(profile.mem_is_reduction, eff.bw_reduction, eff.bw_elementwise)
+        nbytes = profile.mem_ops @ factors_vec  # (ops,) or (ops, configurations)
+        red = _column(profile.mem_is_reduction, nbytes)
+        e = np.where(red, eff.bw_reduction, eff.bw_elementwise)
         # score-sized elementwise ops of eager attention (mask broadcast, scaling, casts) run
         # non-vectorised kernels: ~0.5 of HBM bandwidth in the H200 profiles
-        score_sized = profile.mem_ops[:, TPS] * f[TPS] > 0.5 * nbytes
-        e = np.where(score_sized & ~profile.mem_is_reduction, np.minimum(e, 0.5), e)
-        t_ops = nbytes / (bw * e)
+        score_sized = _column(profile.mem_ops[:, TPS], nbytes) * factors_vec[TPS] > 0.5 * nbytes
+        e = np.where(score_sized & ~red, np.minimum(e, 0.5), e)
+        t_ops = nbytes / (gpu.mem_bw_gb_s * 1e9 * e)
         t_fwd = np.maximum(t_ops, floor)
-        mem_f = float(t_fwd.sum())
-        mem_b = float(np.maximum(2 * t_ops, floor).sum())
-        mem_bytes = float(nbytes.sum())
-        score_f = float(t_fwd[score_sized].sum())
-    else:
-        mem_f = mem_b = mem_bytes = 0.0
-    fwd += attn_f + mem_f
-    bwd += attn_b + mem_b
-    if recompute == "full":
-        rec = fwd
-    elif recompute == "selective":
-        rec = attn_f + score_f  # the attention core: its matmuls and the score-sized ops
-    else:
-        rec = 0.0
-    return LayerTime(fwd, bwd, rec, gflops, attn_exec, mem_bytes)
+        mem_f = t_fwd.sum(axis=0)
+        mem_b = np.maximum(2 * t_ops, floor).sum(axis=0)
+        score_f = np.where(score_sized, t_fwd, 0.0).sum(axis=0)
+        if not vec:
+            mem_f, mem_b, score_f = float(mem_f), float(mem_b), float(score_f)
+    fwd = fwd + (attn_f + mem_f)
+    bwd = bwd + (attn_b + mem_b)
+    # full: the whole forward again; selective: the attention core (its matmuls and the score-sized ops)
+    rec = where(recompute == 2, fwd, where(recompute == 1, attn_f + score_f, 0.0))
+    return fwd, bwd, rec
 
 
-def optimizer_step_s(params_local: float, optimizer: str, rb, framework: str, gpu, eff: Efficiency,
-                     n_tensors: int = 200) -> float:
-    """Memory-bound optimizer step: element accesses per parameter x bytes / bandwidth.
+# Kernel launches charged to one optimizer step (``launch_s`` each). Not measured: a round
+# figure carried from the first step-time model (commit b3357c2), which gives no source.
+OPTIMIZER_STEP_LAUNCHES = 200
+
+
+def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff: Efficiency):
+    """Memory-bound optimizer step: element accesses per parameter x bytes / bandwidth, plus
+    OPTIMIZER_STEP_LAUNCHES kernel launches; ``params_local``: a number or a column.
 
     PyTorch foreach AdamW (torch/optim/adam.py _multi_tensor_adam) runs mul_, lerp_, mul_,
     addcmul_, sqrt, div_, add_, addcdiv_: 20 element accesses of the state dtype per
@@ -218,8 +211,6 @@ def optimizer_step_s(params_local: float, optimizer: str, rb, framework: str, gp
     moments and writes them back plus the 16-bit copy: ~(g + 2m + 2*4*2 + p) bytes.
     SGD with momentum: 3 foreach ops, 8 accesses.
     """
-    if params_local <= 0:
-        return 0.0
     if optimizer in ("adam", "adamw", "adamw-8bit"):
         if framework == "pytorch":
             per = 20 * rb.state
@@ -237,7 +228,7 @@ def optimizer_step_s(params_local: float, optimizer: str, rb, framework: str, gp
     # (bf16 AdamW steps measured 1.2x slower than the fp32 byte count predicts)
     bw_eff = eff.bw_elementwise * (0.82 if framework == "pytorch" and rb.state == 2 else 1.0)
     bw = gpu.mem_bw_gb_s * 1e9 * bw_eff
-    return params_local * per / bw + n_tensors * eff.launch_s
+    return where(params_local > 0, params_local * per / bw + OPTIMIZER_STEP_LAUNCHES * eff.launch_s, 0.0)
 
 
 __all__ = ["Efficiency", "default_efficiency", "layer_time", "optimizer_step_s", "gemm_time_s", "SLOTS", "W"]

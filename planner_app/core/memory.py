@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core.activations import model_profiles
+from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.errors import InputError
 from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
@@ -410,8 +410,8 @@ class _Moments:
 
 def _scalar_profiles(model, setup: TrainingSetup, plan: ParallelPlan, rb, c: Layout, first: bool, last: bool):
     """(blocks, embedding, head, mask bytes, autocast cache) of the stage at this configuration."""
-    mask_needed = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
-    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, mask_needed,
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
+                          window_mask(model, setup.seq_len),
                           setup.recompute == "selective", setup.recipe == "fp8")
     f = factors(c.tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
     nd, nm = _stage_layers(model, plan.pp, first)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.activations import model_profiles
+from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.memory import RECOMPUTE_CODES, Layout, _compact, stage_timeline  # noqa: F401
 from planner_app.core.setup import recipe_bytes
 from planner_app.core.states import is_array, stage_layers
@@ -62,24 +62,32 @@ class _Columns:
         self.fwd, self.nograd, self.bwd = ({"act": d[k], **_ZERO_SPLIT} for k in ("fwd", "nograd", "bwd"))
 
 
-def _column_profiles(model, rb, attention, framework, recipe, c: Layout):
-    """Each part's profile per column (the variant of its recompute mode and mask), the mask
-    bytes and whether autocast caches weights."""
-    n = len(c.tp)
-    f = factors(c.tokens, c.seq_len, c.tp, c.sp, c.tp)
-    mask_sel = (c.seq_len >= model.sliding_window) if model.sliding_window else np.zeros(n, bool)
+def profile_variants(model, rb, attention, framework, recipe, seq_len, selective):
+    """The layer profiles a block of columns needs, keyed (selective, mask) over the values
+    that occur (``selective``: a bool column, or False), and ``choose``, which takes a value per
+    variant and gives each column its variant's."""
+    mask_sel = window_mask(model, seq_len)
     variants = {(sel, msk): model_profiles(model, rb.act_kind, rb.grad, attention, framework, msk, sel,
                                            recipe == "fp8")
-                for sel in ((False, True) if c.selective.any() else (False,))
+                for sel in ((False, True) if np.any(selective) else (False,))
                 for msk in ((False, True) if mask_sel.any() else (False,))}
 
     def choose(values: dict):
         out = values[(False, False)]
         for (sel, msk), v in values.items():
             if (sel, msk) != (False, False):
-                out = np.where((c.selective == sel) & (mask_sel == msk), v, out)
+                out = np.where((selective == sel) & (mask_sel == msk), v, out)
         return out
 
+    return variants, choose
+
+
+def _column_profiles(model, rb, attention, framework, recipe, c: Layout):
+    """Each part's profile per column (the variant of its recompute mode and mask), the mask
+    bytes and whether autocast caches weights."""
+    n = len(c.tp)
+    f = factors(c.tokens, c.seq_len, c.tp, c.sp, c.tp)
+    variants, choose = profile_variants(model, rb, attention, framework, recipe, c.seq_len, c.selective)
     parts = {}
     for part in ("dense", "moe", "embed", "head"):
         if getattr(variants[(False, False)], part) is None:

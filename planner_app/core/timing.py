@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner_app.core import compute, network
-from planner_app.core.activations import model_profiles
+from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
-from planner_app.core.memory import Layout
+from planner_app.core.memory import RECOMPUTE_CODES, Layout
 from planner_app.core.network import group_per_node
 from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
 from planner_app.core.states import is_array, maximum, stage_layers, stage_params, where
@@ -128,22 +128,28 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
 
 
 def _layer_times(model, gpu, eff, setup, plan, rb) -> dict:
-    """(fwd, bwd, recompute) seconds per layer and micro-batch of each part. Context
-    parallelism splits the queries; every query still attends to the whole sequence (ring
-    attention), so attention FLOPs use the full length; embedding and head see the local tokens."""
-    mask = bool(model.sliding_window) and setup.seq_len >= model.sliding_window
-    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, mask,
-                          setup.recompute == "selective", setup.recipe == "fp8")
+    """The parts' layer times at this configuration (``part_times`` on Python numbers)."""
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
+                          window_mask(model, setup.seq_len), setup.recompute == "selective", setup.recipe == "fp8")
     tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
     f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
+    return part_times(model, prof, gpu, eff, rb, tokens_mb, setup.seq_len, plan.cp, plan.tp, f,
+                      RECOMPUTE_CODES[setup.recompute])
+
+
+def part_times(model, prof, gpu, eff, rb, tokens, seq, cp, tp, f, recompute) -> dict:
+    """(fwd, bwd, recompute) seconds per layer and micro-batch of each part, or None for a
+    part the model lacks; array-generic (``compute.layer_time``). Context parallelism splits
+    the queries; every query still attends to the whole sequence (ring attention), so
+    attention FLOPs use the full length; embedding and head see the local tokens and are
+    not recomputed."""
     head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
     out = {}
-    for part, seq, rec in (("dense", setup.seq_len, setup.recompute), ("moe", setup.seq_len, setup.recompute),
-                           ("embed", setup.seq_len / plan.cp, "none"), ("head", setup.seq_len / plan.cp, "none")):
+    for part, seq_attn, rec in (("dense", seq, recompute), ("moe", seq, recompute),
+                                ("embed", seq / cp, 0), ("head", seq / cp, 0)):
         p = getattr(prof, part)
-        t = p and compute.layer_time(p, gpu, eff, tokens_mb, seq, plan.tp, plan.sequence_parallel, rb.gemm_bits,
-                                     head_dim, rec, f, model.arch != "bert")
-        out[part] = (t.fwd_s, t.bwd_s, t.recompute_s) if t else None
+        out[part] = p and compute.layer_time(p, gpu, eff, tokens, seq_attn, tp, rb.gemm_bits, head_dim, rec, f,
+                                             model.arch != "bert")
     return out
 
 
@@ -272,14 +278,11 @@ def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
 
 def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str):
     """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
-    ZeRO-Offload. ``compute.optimizer_step_s`` is linear in the parameters: columns use its
-    per-parameter cost."""
+    ZeRO-Offload."""
     if offload != "none":
         return 0.0
     local = params / where(c.zero >= 1, c.d_dense, 1)
-    if not is_array(local):
-        return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff)
-    return local * compute.optimizer_step_s(1.0, optimizer, rb, framework, gpu, eff, n_tensors=0) + 200 * eff.launch_s
+    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff)
 
 
 def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node) -> dict:
