@@ -1,0 +1,91 @@
+"""The engine against the fine-tuning measurements of issue 14 (tests/data/finetune_runs_h200.json,
+made on one H200 by benchmarks/gpu_finetune_runs.py), as the engine stands today: every case it
+can express, its estimate and the error, and the cases it cannot express yet (LoRA, QLoRA,
+the fused and for-loop AdamW implementations are all estimated as foreach AdamW today).
+
+    python benchmarks/finetune_accuracy.py            # prints a markdown table
+
+Measured peak = ``max_memory_allocated`` less the cuBLAS workspace left after warm-up (the
+script subtracts it), so the engine's peak is compared without its ``CUBLAS_WORKSPACE_BYTES``.
+Step time: median of steps 3-5; generate(): decode time per new token.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+sys.path.insert(0, ROOT)
+DATA = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")
+CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
+# how the engine can express a measured optimizer today (None: it cannot)
+OPTIMIZERS = {"adamw-foreach": "adamw", "adamw-fused": "adamw", "adamw-forloop": "adamw",
+              "bnb-adamw8bit": "adamw-8bit", "bnb-paged-adamw8bit": None}
+
+
+def options_for(case: dict) -> tuple[dict | None, str]:
+    """(estimate options, note) for a measured case; options None when it cannot be expressed."""
+    model = os.path.join(CONFIGS, case["config"] + ".json")
+    name = case["name"]
+    if name.startswith(("lora", "qlora")):
+        return None, "LoRA/QLoRA: not expressible yet (issue 14)"
+    if name.startswith("generate"):
+        if not case.get("use_cache"):
+            return None, "generate() without a KV cache: not a mode the engine models"
+        return ({"mode": "inference", "model": model, "gpu": "h200-sxm", "batch": case["batch"],
+                 "prompt_len": case["prompt_len"], "new_tokens": case["new_tokens"], "weights_dtype": "bf16",
+                 "kv_dtype": "bf16", "attention": "sdpa"}, "Hugging Face generate()")
+    opt = OPTIMIZERS.get(case["optimizer"])
+    if opt is None:
+        return None, f"{case['optimizer']}: states in CUDA managed memory (not counted by max_memory_allocated)"
+    note = "" if case["optimizer"] in ("adamw-foreach", "bnb-adamw8bit") else \
+        f"{case['optimizer']} estimated as foreach AdamW (no --optimizer-impl yet)"
+    return ({"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
+             "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt,
+             "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}, note)
+
+
+def main() -> int:
+    from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES
+    from planner_app.service.catalog import open_catalog
+    from planner_app.service.estimate import estimate_from_options
+
+    with open(DATA, encoding="utf-8") as f:
+        data = json.load(f)
+    db = open_catalog()
+    rows, mem_err, time_err, skipped = [], [], [], []
+    for case in data["cases"]:
+        opts, note = options_for(case)
+        if opts is None:
+            skipped.append((case["name"], note))
+            continue
+        est = estimate_from_options(opts, db)
+        peak_e = est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES
+        peak_m = case["peak_bytes"]
+        if opts.get("mode") == "inference":
+            t_e, t_m = est["time"]["decode_s_per_token"] * 1e3, case["step_ms_median"]
+        else:
+            t_e, t_m = est["time"]["step_s"] * 1e3, case["step_ms_median"]
+        em, et = peak_e / peak_m - 1, t_e / t_m - 1
+        mem_err.append(abs(em))
+        time_err.append(abs(et))
+        rows.append(f"| {case['name']} | {peak_m / 1e9:.2f} | {peak_e / 1e9:.2f} | {em:+.1%} | {t_m:.1f} | {t_e:.1f} "
+                    f"| {et:+.1%} | {note} |")
+    print("| case | measured GB | estimate GB | error | measured ms | estimate ms | error | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print("\n".join(rows))
+    print()
+    print(f"{len(rows)} cases expressible: peak memory median |error| {statistics.median(mem_err):.1%}, "
+          f"largest {max(mem_err):.1%}; time median |error| {statistics.median(time_err):.1%}, "
+          f"largest {max(time_err):.1%}")
+    print(f"{len(skipped)} cases not expressible today:")
+    for name, why in skipped:
+        print(f"  - {name}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
