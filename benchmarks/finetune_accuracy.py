@@ -1,7 +1,7 @@
 """The engine against the fine-tuning measurements of issue 14 (tests/data/finetune_runs_h200.json,
 made on one H200 by benchmarks/gpu_finetune_runs.py), as the engine stands today: every case it
 can express, its estimate and the error, and the cases it cannot express yet (LoRA, QLoRA,
-the fused and for-loop AdamW implementations are all estimated as foreach AdamW today).
+paged 8-bit AdamW). AdamW runs are estimated with their implementation (--optimizer-impl).
 
     python benchmarks/finetune_accuracy.py            # prints a markdown table
 
@@ -22,8 +22,9 @@ sys.path.insert(0, ROOT)
 DATA = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")
 CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
 # how the engine can express a measured optimizer today (None: it cannot)
-OPTIMIZERS = {"adamw-foreach": "adamw", "adamw-fused": "adamw", "adamw-forloop": "adamw",
-              "bnb-adamw8bit": "adamw-8bit", "bnb-paged-adamw8bit": None}
+OPTIMIZERS = {"adamw-foreach": ("adamw", "foreach"), "adamw-fused": ("adamw", "fused"),
+              "adamw-forloop": ("adamw", "forloop"), "bnb-adamw8bit": ("adamw-8bit", "fused"),
+              "bnb-paged-adamw8bit": None}
 
 
 def options_for(case: dict) -> tuple[dict | None, str]:
@@ -41,10 +42,9 @@ def options_for(case: dict) -> tuple[dict | None, str]:
     opt = OPTIMIZERS.get(case["optimizer"])
     if opt is None:
         return None, f"{case['optimizer']}: states in CUDA managed memory (not counted by max_memory_allocated)"
-    note = "" if case["optimizer"] in ("adamw-foreach", "bnb-adamw8bit") else \
-        f"{case['optimizer']} estimated as foreach AdamW (no --optimizer-impl yet)"
+    note = f"{opt[0]}, --optimizer-impl {opt[1]}"
     return ({"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
-             "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt,
+             "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt[0], "optimizer_impl": opt[1],
              "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}, note)
 
 

@@ -86,7 +86,8 @@ def _percent(text):
 # The options of `estimate` and `scaling`, in --help order; each is declared once in
 # planner_app/service/options.py (type, range, default, help).
 WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_batch", "seq_len", "global_batch",
-                 "tokens", "recipe", "optimizer", "attention", "recompute", "tp", "pp", "dp", "cp", "ep", "vp", "zero",
+                 "tokens", "recipe", "optimizer", "optimizer_impl", "attention", "recompute", "tp", "pp", "dp", "cp",
+                 "ep", "vp", "zero",
                  "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
                  "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")
 INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
@@ -196,6 +197,8 @@ def build_parser(document: bool = True) -> Parser:
     sr.add_argument("--recipe", choices=RECIPES, help="precision recipe (default: as estimate, by GPU and framework)")
     sr.add_argument("--framework", choices=FRAMEWORKS, help="training framework (default: as estimate, pytorch)")
     sr.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
+    from planner_app.service.options import add_arguments
+    add_arguments(sr, ("optimizer_impl",))
     sr.add_argument("--deadline-days", type=_positive_float)
     sr.add_argument("--budget-usd", type=_positive_float)
     sr.add_argument("--objective", choices=("time", "cost"), default="time")
@@ -253,7 +256,8 @@ def _fail(message: str) -> int:
 
 def _input_error_line(prog: str, e) -> str:
     field = getattr(e, "field", "")
-    opt = FIELD_TO_OPTION.get(field, field)
+    from planner_app.service.options import BY_KEY
+    opt = FIELD_TO_OPTION.get(field) or (BY_KEY[field].flag if field in BY_KEY else field)
     return f"{prog}: error: {opt}: {e.message}"
 
 

@@ -21,6 +21,7 @@ def search_request(args) -> SearchRequest:
     return SearchRequest(model=args.model, tokens=args.tokens, machines=machines, max_gpus=args.max_gpus,
                          seq_len=args.seq_len, global_batch=args.global_batch, recipe=args.recipe,
                          framework=args.framework, optimizer=getattr(args, "optimizer", None),
+                         optimizer_impl=getattr(args, "optimizer_impl", None),
                          attention=getattr(args, "attention", None), deadline_days=args.deadline_days,
                          budget_usd=args.budget_usd, objective=args.objective, top=args.top,
                          price_basis=args.price, fabric=args.fabric, cny_per_usd=args.cny_per_usd,

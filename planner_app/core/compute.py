@@ -201,33 +201,53 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
 OPTIMIZER_STEP_LAUNCHES = 200
 
 
-def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff: Efficiency):
+# PyTorch's fused AdamW (_fused_adamw_) reads parameter, gradient and both moments and writes
+# parameter and moments once: 7 element accesses per parameter. It moves those bytes at about
+# 0.6 of the element-wise bandwidth on the H200 (Llama-2-7B bf16: 38.4 ms measured, 42.4
+# predicted; Llama-3.2-1B: 8.5 against 7.8; tests/data/finetune_runs_h200.json): a fit to these
+# two runs on one GPU, to be re-checked on others.
+FUSED_ADAMW_ACCESSES = 7
+FUSED_ADAMW_BW_FRACTION = 0.6
+# PyTorch's foreach and for-loop AdamW run the same element-wise ops (mul_, lerp_, mul_,
+# addcmul_, sqrt, div_, add_, addcdiv_): 20 accesses per parameter.
+ADAMW_OP_ACCESSES = 20
+# foreach kernels over 16-bit states reach ~3.0 TB/s on the H200 against ~3.7 for fp32 (bf16
+# AdamW steps measured 1.2x slower than the fp32 byte count predicts); the per-tensor for-loop
+# kernels do not pay it (Llama-2-7B bf16 for-loop step: 70.2 ms measured, 73 predicted).
+FOREACH_16BIT_BW_FACTOR = 0.82
+
+
+def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff: Efficiency,
+                     impl: str = "foreach"):
     """Memory-bound optimizer step: element accesses per parameter x bytes / bandwidth, plus
     OPTIMIZER_STEP_LAUNCHES kernel launches; ``params_local``: a number or a column.
 
-    PyTorch foreach AdamW (torch/optim/adam.py _multi_tensor_adam) runs mul_, lerp_, mul_,
-    addcmul_, sqrt, div_, add_, addcdiv_: 20 element accesses of the state dtype per
-    parameter. Fused Adam (Apex/Megatron, DeepSpeed) reads gradient, master weight and two
-    moments and writes them back plus the 16-bit copy: ~(g + 2m + 2*4*2 + p) bytes.
-    SGD with momentum: 3 foreach ops, 8 accesses.
+    PyTorch AdamW (torch/optim/adam.py): ``impl`` "foreach" (_multi_tensor_adam) and
+    "forloop" (_single_tensor_adam) run ADAMW_OP_ACCESSES element accesses of the state dtype per
+    parameter, "fused" (_fused_adamw_) FUSED_ADAMW_ACCESSES. Fused Adam of Apex/Megatron and
+    DeepSpeed reads gradient, master weight and two moments and writes them back plus the 16-bit
+    copy: ~(g + 2m + 2*4*2 + p) bytes. SGD with momentum: 3 foreach ops, 8 accesses.
     """
-    if optimizer in ("adam", "adamw", "adamw-8bit"):
-        if framework == "pytorch":
-            per = 20 * rb.state
-        else:
-            per = rb.grad + 2 * (rb.master or rb.param) + 2 * 2 * rb.state + rb.param
-        if optimizer == "adamw-8bit":
-            per = 2 * rb.param + rb.grad + 4 * 1
+    # FOREACH_16BIT_BW_FACTOR for every foreach-style step over 16-bit states; PyTorch's fused and
+    # for-loop AdamW have their own
+    factor = FOREACH_16BIT_BW_FACTOR if framework == "pytorch" and rb.state == 2 else 1.0
+    torch_adamw = framework == "pytorch" and optimizer in ("adam", "adamw")
+    if torch_adamw and impl == "fused":
+        per, factor = FUSED_ADAMW_ACCESSES * rb.state, FUSED_ADAMW_BW_FRACTION
+    elif torch_adamw:
+        per = ADAMW_OP_ACCESSES * rb.state
+        factor = 1.0 if impl == "forloop" else factor
+    elif optimizer in ("adam", "adamw"):
+        per = rb.grad + 2 * (rb.master or rb.param) + 2 * 2 * rb.state + rb.param
+    elif optimizer == "adamw-8bit":
+        per = 2 * rb.param + rb.grad + 4 * 1
     elif optimizer == "sgd-momentum":
         per = 8 * rb.state
     elif optimizer == "sgd":
         per = 3 * rb.param
     else:  # adafactor: factored second moment, a few full passes over the update
         per = 12 * 4
-    # foreach kernels over 16-bit states reach ~3.0 TB/s on the H200 against ~3.7 for fp32
-    # (bf16 AdamW steps measured 1.2x slower than the fp32 byte count predicts)
-    bw_eff = eff.bw_elementwise * (0.82 if framework == "pytorch" and rb.state == 2 else 1.0)
-    bw = gpu.mem_bw_gb_s * 1e9 * bw_eff
+    bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise * factor
     return where(params_local > 0, params_local * per / bw + OPTIMIZER_STEP_LAUNCHES * eff.launch_s, 0.0)
 
 

@@ -99,6 +99,7 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         "parallel": _layout(plan),
         "setup": {"micro_batch": setup.micro_batch, "seq_len": setup.seq_len, "global_batch": setup.global_batch,
                   "tokens": setup.tokens, "recipe": setup.recipe, "optimizer": setup.optimizer,
+                  "optimizer_impl": setup.optimizer_impl,
                   "attention": setup.attention, "recompute": setup.recompute, "framework": setup.framework,
                   "offload": setup.offload},
         "memory": {
@@ -163,8 +164,13 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow Megatron-LM with fused kernels (Korthikanti et al. "
                                                   "2022, generalised)")))
     if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
-        a.append(Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized temporary in "
-                                                  "the optimizer step")))
+        a.append({"foreach": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized "
+                                                              "temporary in the optimizer step")),
+                  "fused": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's fused AdamW (Hugging Face Trainer's default): "
+                                                            "no temporaries, one kernel per step (--optimizer-impl)")),
+                  "forloop": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's for-loop AdamW: temporaries of the largest "
+                                                              "tensor only, one tensor at a time (--optimizer-impl)"))
+                  }[setup.optimizer_impl])
     if plan.zero and setup.framework == "pytorch":
         a.append(Text({1: QT_TRANSLATE_NOOP("Engine", "ZeRO-1 as torch ZeroRedundancyOptimizer"),
                        2: QT_TRANSLATE_NOOP("Engine", "ZeRO-2 as FSDP SHARD_GRAD_OP"),

@@ -247,17 +247,36 @@ def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool
             "host": host, "dense": dense_p, "expert": expert_p}
 
 
-def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict):
+def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict,
+                          impl: str = "foreach"):
     """PyTorch's foreach AdamW (torch/optim/adam.py, _multi_tensor_adam) allocates
-    sqrt(exp_avg_sq) for all parameters at once; fused Adam kernels (Megatron/Apex, DeepSpeed)
-    need none; Adafactor builds grad^2 per tensor (the largest: the embedding)."""
+    sqrt(exp_avg_sq) for all parameters at once; the fused kernel (_fused_adamw_) and the fused
+    Adam kernels of Megatron/Apex and DeepSpeed need none; the for-loop AdamW
+    (_single_tensor_adam) builds sqrt(exp_avg_sq) and its quotient for one tensor at a time, so
+    two copies of the largest tensor (H200, Llama-2-7B bf16: +0.51 GB over fused against 0.52
+    predicted, tests/data/finetune_runs_h200.json); Adafactor builds grad^2 per tensor (the
+    largest: the embedding)."""
     if offload != "none" or framework != "pytorch":
         return 0.0
     if optimizer in ("adam", "adamw"):
+        if impl == "fused":
+            return 0.0
+        if impl == "forloop":
+            return FORLOOP_TEMP_COPIES * largest_tensor_elems(model, c.tp) * rb.state
         return shard(st["dense"], st["expert"], c.d_dense, c.d_exp, c.zero >= 1) * rb.state
     if optimizer == "adafactor":
         return 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden / c.tp
     return 0.0
+
+
+FORLOOP_TEMP_COPIES = 2  # sqrt(exp_avg_sq) and its quotient by bias_correction2 (_single_tensor_adam)
+
+
+def largest_tensor_elems(model, tp=1):
+    """Elements of the model's largest weight on one tensor-parallel rank: the embedding or
+    output layer (vocab x hidden), an MLP matrix, or the fused attention projection."""
+    ffn = max(model.ffn_hidden or 0, model.expert_ffn_hidden or 0)
+    return max(model.vocab * model.hidden, ffn * model.hidden, model.hidden * model.hidden) / tp
 
 
 def framework_buffers(rb, framework: str, c: Layout, st: dict):
@@ -363,7 +382,8 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
         moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
 
 
-def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, last, profiles, moment) -> dict:
+def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, last, profiles, moment,
+                   impl: str = "foreach") -> dict:
     """Every moment of one step on a pipeline stage, handed to ``moment(phase, on, **parts)``
     (``on``: the moment exists, per configuration); returns the stage's static parts."""
     blocks, emb, head, mask, amp_cache = profiles
@@ -378,7 +398,7 @@ def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, l
     backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c), carry, cache, moment)
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
-                                                                          c, st)})
+                                                                          c, st, impl)})
     return st
 
 
@@ -426,7 +446,7 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
     profiles = _scalar_profiles(model, setup, plan, rb, c, first, last)
     moments = _Moments()
     st = stage_timeline(model, rb, setup.optimizer, setup.offload, setup.framework, c, first, last, profiles,
-                        moments)
+                        moments, setup.optimizer_impl)
     phase_peaks = {}
     for phase, d in moments.items:
         key = phase.split(" ")[0]

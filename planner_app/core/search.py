@@ -125,7 +125,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
            attention: str = "flash", deadline_days: float | None = None, budget_usd: float | None = None,
            objective: str = "time", top: int = 10, price_basis: str = "on_demand",
            model_ref: str | None = None,
-           min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> SearchResult:
+           min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION,
+           optimizer_impl: str = "foreach") -> SearchResult:
     """Rank every layout of ``model`` on each candidate machine (see the module docstring).
 
     Every plan is priced at one ``price_basis`` (whole instances x hours x the instance's
@@ -157,7 +158,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         mem_cfg = {k: cfg[k] for k in ("micro_batch", "seq_len", "tp", "pp", "dp", "cp", "ep", "zero", "sp",
                                         "recompute", "n_acc", "interleaved", "vp")}
         peak, device, fits = memory_columns(model, recipe, optimizer, attention, framework, mem_cfg, cfg["gpus"],
-                                            cand.hardware.gpu.capacity_bytes, min_headroom_fraction)
+                                            cand.hardware.gpu.capacity_bytes, min_headroom_fraction,
+                                            optimizer_impl=optimizer_impl)
         if not fits.any():
             notes.append(f"{cand.name}: no layout fits up to {max_gpus} GPUs with "
                          f"{min_headroom_fraction * 100:g}% of the memory free")
@@ -165,7 +167,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         idx = np.nonzero(fits)[0]
         sub = {k: v[idx] for k, v in mem_cfg.items()}
         t = step_time_vec(model, cand.hardware, recipe, optimizer, attention, framework, sub,
-                          gpus_per_node=cand.gpus_per_node)
+                          gpus_per_node=cand.gpus_per_node, optimizer_impl=optimizer_impl)
         train_s = tokens / t["tokens_per_s"]
         gpus = cfg["gpus"][idx]
         gpu_hours = train_s / 3600 * gpus
@@ -206,7 +208,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         pareto_y, pareto_idx = "gpu_hours", _pareto(flat["train_s"], flat["gpu_hours"], ok)
     common = {"model": model_ref or model.name, "tokens": float(tokens), "seq_len": int(seq_len),
               "global_batch": int(global_batch), "recipe": recipe, "framework": framework, "optimizer": optimizer,
-              "attention": attention, "offload": "none", "price": price_basis}
+              "optimizer_impl": optimizer_impl, "attention": attention, "offload": "none", "price": price_basis}
 
     def describe(i):
         c = results[int(cand_idx[i])]["cand"]
@@ -243,10 +245,11 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
 
 
 def memory_columns(model, recipe: str, optimizer: str, attention: str, framework: str, mem_cfg: dict, gpus,
-                   capacity_bytes: float, min_headroom_fraction: float, offload: str = "none"):
+                   capacity_bytes: float, min_headroom_fraction: float, offload: str = "none",
+                   optimizer_impl: str = "foreach"):
     """(peak bytes, device bytes, fits) of every configuration of ``mem_cfg``: what the search
     ranks on. ``fits`` is ``memory_verdict``'s "fits" at ``min_headroom_fraction``."""
-    peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload)
+    peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload, optimizer_impl)
     device = device_bytes(peak, device_overhead(peak, gpus, mem_cfg["recompute"] == 2))
     fits = device <= capacity_bytes * (1 - min_headroom_fraction)
     return peak, device, fits
@@ -280,8 +283,8 @@ def price_assumptions(candidates: list[Candidate], price_basis: str) -> list[str
 # The estimate options a search row carries, in the order its command lists them.
 PLAN_OPTION_ORDER = ("model", "gpu", "instance", "gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "zero",
                      "sequence_parallel", "pp_schedule", "vp", "micro_batch", "global_batch", "seq_len", "tokens",
-                     "recipe", "framework", "optimizer", "attention", "recompute", "offload", "fabric",
-                     "nics_per_node", "price", "cny_per_usd")
+                     "recipe", "framework", "optimizer", "optimizer_impl", "attention", "recompute", "offload",
+                     "fabric", "nics_per_node", "price", "cny_per_usd")
 
 
 def plan_options(common: dict, cand: Candidate, q: dict, micro_batch: int, recompute: str) -> dict:

@@ -13,6 +13,11 @@ RECOMPUTES = ("none", "selective", "full")
 FRAMEWORKS = ("pytorch", "megatron", "deepspeed")
 OFFLOADS = ("none", "optimizer", "params")
 PP_SCHEDULES = ("1f1b", "interleaved")
+# PyTorch's AdamW implementations (torch/optim/adam.py, adamw.py): fused=True (_fused_adamw_:
+# one kernel, no temporaries; Hugging Face Trainer's default "adamw_torch_fused" on PyTorch
+# >= 2.8, transformers/training_args.py), foreach=True (_multi_tensor_adam: torch.optim's
+# default when fused is not asked for) and foreach=False (_single_tensor_adam, per tensor).
+OPTIMIZER_IMPLS = ("fused", "foreach", "forloop")
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 KV_DTYPES = ("bf16", "fp16", "fp8")
 
@@ -90,6 +95,9 @@ class TrainingSetup:
     recompute: str = "none"
     framework: str = "pytorch"
     offload: str = "none"
+    # the engine's own default stays foreach (the measured runs of tests/data/training_runs_h200.json
+    # used it); the CLI, GUI and scenario default is fused (service/options.py), as Trainer's
+    optimizer_impl: str = "foreach"
 
     def __post_init__(self):
         require_int("micro_batch", self.micro_batch, 1)
@@ -102,6 +110,7 @@ class TrainingSetup:
         require_choice("recompute", self.recompute, RECOMPUTES)
         require_choice("framework", self.framework, FRAMEWORKS)
         require_choice("offload", self.offload, OFFLOADS)
+        require_choice("optimizer_impl", self.optimizer_impl, OPTIMIZER_IMPLS)
 
     def with_changes(self, **changes) -> "TrainingSetup":
         return replace(self, **changes)

@@ -123,7 +123,7 @@ class _PeakMoments:
 
 
 def memory_peak(model, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
-                offload: str = "none") -> np.ndarray:
+                offload: str = "none", optimizer_impl: str = "foreach") -> np.ndarray:
     """Peak allocated bytes per GPU for every configuration in ``cfg`` (arrays of equal
     length): micro_batch, seq_len, tp, pp, dp, cp, ep, zero, sp (bool), recompute (0/1/2),
     n_acc (micro-batches per step), interleaved (bool), vp."""
@@ -131,13 +131,13 @@ def memory_peak(model, recipe: str, optimizer: str, attention: str, framework: s
     n = max(np.size(v) for v in a.values())
     a = {k: np.broadcast_to(v, (n,)).astype(float if k not in ("sp", "interleaved") else bool) for k, v in a.items()}
     if n <= CHUNK:
-        return _memory_peak(model, recipe, optimizer, attention, framework, a, offload)
+        return _memory_peak(model, recipe, optimizer, attention, framework, a, offload, optimizer_impl)
     return np.concatenate([_memory_peak(model, recipe, optimizer, attention, framework,
-                                        {k: v[i:i + CHUNK] for k, v in a.items()}, offload)
+                                        {k: v[i:i + CHUNK] for k, v in a.items()}, offload, optimizer_impl)
                            for i in range(0, n, CHUNK)])
 
 
-def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offload) -> np.ndarray:
+def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offload, impl="foreach") -> np.ndarray:
     rb = recipe_bytes(recipe, framework)
     c = Layout(**a)
     n = len(c.tp)
@@ -149,6 +149,6 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
         blocks = [(e, k, k > 0) for e, k in ((parts["dense"], nd), (parts["moe"], nm)) if e is not None]
         profiles = (blocks, parts["embed"] if first else None, parts["head"], mask, amp_cache)
         moments = _PeakMoments(n)
-        stage_timeline(model, rb, optimizer, offload, framework, c, first, last, profiles, moments)
+        stage_timeline(model, rb, optimizer, offload, framework, c, first, last, profiles, moments, impl)
         peak = np.maximum(peak, moments.peak if first else np.where(c.pp > 1, moments.peak, 0.0))
     return peak

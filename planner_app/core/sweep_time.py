@@ -18,7 +18,7 @@ from planner_app.core.trace import factors
 
 
 def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
-                  offload: str = "none", gpus_per_node: int = 8) -> dict:
+                  offload: str = "none", gpus_per_node: int = 8, optimizer_impl: str = "foreach") -> dict:
     """Arrays: step_s, tokens_per_s, mfu (and parts) for each configuration of ``cfg``
     (keys as ``sweep.memory_peak``; ``n_acc`` micro-batches per step)."""
     a = {k: np.asarray(v) for k, v in cfg.items()}
@@ -40,7 +40,8 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     times = {part: per_variant[(False, False)][part] and tuple(
         choose({key: t[part][i] for key, t in per_variant.items()}) for i in range(3))
         for part in ("dense", "moe", "embed", "head")}
-    s = step_breakdown(model, hw, rb, eff, topo, Layout(**a), times, optimizer, framework, offload, gpus_per_node)
+    s = step_breakdown(model, hw, rb, eff, topo, Layout(**a), times, optimizer, framework, offload, gpus_per_node,
+                       optimizer_impl)
     step = s["step_s"]
     tokens_step = n_acc * mb * dp * ep * seq
     peak = gpu.peak_tflops(rb.gemm_bits) * 1e12

@@ -116,7 +116,7 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
         return _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak)
     c = Layout.of(setup, plan, n_acc)
     s = step_breakdown(model, hw, rb, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, plan, rb),
-                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node)
+                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node, setup.optimizer_impl)
     slow = s["slow"]
     compute_s = n_acc * (slow["compute"] + slow["recompute"]) + s["opt_s"]
     comm_total = n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + s["p2p"]) + s["dp_comm"] + s["gather"]
@@ -276,16 +276,17 @@ def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
     return dp_exposed, gather_exposed
 
 
-def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str):
+def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str, impl: str = "foreach"):
     """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
     ZeRO-Offload."""
     if offload != "none":
         return 0.0
     local = params / where(c.zero >= 1, c.d_dense, 1)
-    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff)
+    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff, impl)
 
 
-def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node) -> dict:
+def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node,
+                   impl: str = "foreach") -> dict:
     """The step from the per-layer times, shared by ``step_time`` and ``sweep_time``."""
     first_fwd = (times["dense"] or times["moe"])[0]
     comm = layer_comm(model, rb, c, topo, gpus_per_node, first_fwd)
@@ -298,7 +299,7 @@ def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framewor
     dp_exposed, gather_exposed = exposed_traffic(c, framework, dp_comm, gather, t_mb, slow["compute"])
     if offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
         dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
-    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload)
+    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload, impl)
     n = c.n_acc
     parts = {"compute": n * slow["compute"], "recompute": n * slow["recompute"],
              "tensor_parallel_comm": n * slow["tp_comm"], "expert_parallel_comm": n * slow["ep_comm"],

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from planner_app.core.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
-from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZERS, PP_SCHEDULES, RECIPES,
-                                    RECOMPUTES, WEIGHT_DTYPES)
+from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
+                                    PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 
 BOTH = ("training", "inference")
 TRAINING = ("training",)
@@ -94,6 +94,9 @@ OPTIONS: tuple[Option, ...] = (
             modes=TRAINING, label="Precision recipe"),
     _choice("optimizer", "optimizer (its states per parameter)", OPTIMIZERS, "adamw", modes=TRAINING,
         label="Optimizer"),
+    _choice("optimizer_impl", "PyTorch AdamW implementation (--framework pytorch): fused (Hugging Face Trainer's "
+            "default on PyTorch 2.8+, torchtitan), foreach (torch.optim's default) or forloop", OPTIMIZER_IMPLS,
+            "fused", modes=TRAINING, label="Optimizer implementation"),
     _choice("attention", "attention kernel (default: flash for megatron, sdpa otherwise)", ATTENTIONS,
         label="Attention"),
     _choice("recompute", "activation recomputation", RECOMPUTES, "none", modes=TRAINING,

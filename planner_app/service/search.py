@@ -13,6 +13,7 @@ from planner_app.core.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
+from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
                                          resolve_model)
 
@@ -65,6 +66,7 @@ class SearchRequest:
     recipe: str | None = None
     framework: str | None = None
     optimizer: str | None = None
+    optimizer_impl: str | None = None  # PyTorch AdamW implementation (None: the estimate's default)
     attention: str | None = None
     deadline_days: float | None = None
     budget_usd: float | None = None
@@ -146,7 +148,8 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
                       global_batch=gbs, recipe=recipe, framework=framework, optimizer=optimizer,
                       attention=attention, deadline_days=request.deadline_days, budget_usd=request.budget_usd,
                       objective=request.objective, top=request.top, price_basis=request.price_basis, model_ref=ref,
-                      min_headroom_fraction=request.min_headroom_fraction)
+                      min_headroom_fraction=request.min_headroom_fraction,
+                      optimizer_impl=request.optimizer_impl or OPTION_DEFAULTS["optimizer_impl"])
                for recipe, group in groups.items()]
     res = results[0] if len(results) == 1 else _merge(results, cands, request)
     recipe = "/".join(groups)

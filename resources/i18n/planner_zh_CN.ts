@@ -435,6 +435,14 @@
         <translation>PyTorch 的 foreach AdamW 在优化器步骤中分配一个与参数同样大小的临时张量</translation>
     </message>
     <message>
+        <source>PyTorch&apos;s fused AdamW (Hugging Face Trainer&apos;s default): no temporaries, one kernel per step (--optimizer-impl)</source>
+        <translation>PyTorch 融合 AdamW（Hugging Face Trainer 的默认）：无临时张量，每步一个内核（--optimizer-impl）</translation>
+    </message>
+    <message>
+        <source>PyTorch&apos;s for-loop AdamW: temporaries of the largest tensor only, one tensor at a time (--optimizer-impl)</source>
+        <translation>PyTorch 逐张量循环 AdamW：仅有最大张量大小的临时张量，每次处理一个张量（--optimizer-impl）</translation>
+    </message>
+    <message>
         <source>ZeRO-1 as torch ZeroRedundancyOptimizer</source>
         <translation>ZeRO-1 按 torch ZeroRedundancyOptimizer 计算</translation>
     </message>
@@ -1922,6 +1930,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Optimizer</source>
         <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Optimizer implementation</source>
+        <translation>优化器实现</translation>
     </message>
     <message>
         <source>Attention</source>

@@ -19,7 +19,7 @@ from planner_app.core.errors import InputError
 from planner_app.core.estimate import Hardware
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.search import memory_columns
-from planner_app.core.setup import OPTIMIZERS, RECIPES, ParallelPlan, TrainingSetup
+from planner_app.core.setup import OPTIMIZER_IMPLS, OPTIMIZERS, RECIPES, ParallelPlan, TrainingSetup
 from planner_app.core.sweep_time import step_time_vec
 from planner_app.core.timing import step_time
 
@@ -52,7 +52,9 @@ def _scenarios(db, rng):
         out.append(dict(model=db.model(str(rng.choice(MODELS))), hw=hw, recipe=recipe,
                         optimizer=str(rng.choice(OPTIMIZERS)), attention=str(rng.choice(["flash", "sdpa", "eager"])),
                         framework=fw, offload=str(rng.choice(["none"] * 6 + ["optimizer", "params"])),
-                        gpus_per_node=int(rng.choice([1, 2, 4, 8]))))
+                        gpus_per_node=int(rng.choice([1, 2, 4, 8])),
+                        # every PyTorch AdamW implementation, in turn (not drawn: the draws stay as they were)
+                        optimizer_impl=OPTIMIZER_IMPLS[len(out) % len(OPTIMIZER_IMPLS)]))
     return out
 
 
@@ -76,7 +78,7 @@ def _scalar_inputs(s, r, rng):
         gb = 0  # no global batch given: one micro-batch per step
     setup = TrainingSetup(micro_batch=r["micro_batch"], seq_len=r["seq_len"], global_batch=gb, recipe=s["recipe"],
                           optimizer=s["optimizer"], attention=s["attention"], recompute=RECOMPUTE[r["recompute"]],
-                          framework=s["framework"], offload=s["offload"])
+                          framework=s["framework"], offload=s["offload"], optimizer_impl=s["optimizer_impl"])
     plan = ParallelPlan(tp=r["tp"], pp=r["pp"], dp=r["dp"], cp=r["cp"], ep=r["ep"], zero=r["zero"],
                         sequence_parallel=r["sp"], pp_schedule="interleaved" if r["interleaved"] else "1f1b",
                         vp=r["vp"], gpus_per_node=s["gpus_per_node"])
@@ -109,9 +111,9 @@ def vector(s, rows):
     gpus = cfg["tp"] * cfg["pp"] * cfg["cp"] * cfg["ep"] * cfg["dp"]
     peak, device, fits = memory_columns(s["model"], s["recipe"], s["optimizer"], s["attention"], s["framework"],
                                         cfg, gpus, s["hw"].gpu.capacity_bytes, DEFAULT_MIN_HEADROOM_FRACTION,
-                                        offload=s["offload"])
+                                        offload=s["offload"], optimizer_impl=s["optimizer_impl"])
     t = step_time_vec(s["model"], s["hw"], s["recipe"], s["optimizer"], s["attention"], s["framework"], cfg,
-                      offload=s["offload"], gpus_per_node=s["gpus_per_node"])
+                      offload=s["offload"], gpus_per_node=s["gpus_per_node"], optimizer_impl=s["optimizer_impl"])
     return peak, device, fits, t
 
 

@@ -41,6 +41,7 @@ def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, dea
     return SearchRequest(model=w["model"], tokens=float(w["tokens"]), machines=tuple(machines), max_gpus=max_gpus,
                          seq_len=w.get("seq_len"), global_batch=w.get("global_batch"), recipe=w.get("recipe"),
                          framework=w.get("framework"), optimizer=w.get("optimizer"), attention=w.get("attention"),
+                         optimizer_impl=w.get("optimizer_impl"),
                          deadline_days=deadline, budget_usd=budget, objective=objective, top=top,
                          price_basis=price_basis, cny_per_usd=sc.get("cny_per_usd"),
                          calibration=sc.get("calibration"),

@@ -94,6 +94,7 @@ class WorkloadPage(QWidget):
         self.tokens = NumberField(self.tr("Tokens"), placeholder=self.tr("e.g. 1e12 (optional)"))
         self.recipe = option_choice_field("recipe", auto=self.tr("auto"))
         self.optimizer = option_choice_field("optimizer")
+        self.optimizer_impl = option_choice_field("optimizer_impl")
         self.attention = option_choice_field("attention", auto=self.tr("auto"))
         self.recompute = option_choice_field("recompute")
         self.framework = option_choice_field("framework")
@@ -101,6 +102,7 @@ class WorkloadPage(QWidget):
         for label, w in ((self.tr("Micro-batch"), self.micro_batch), (self.tr("Sequence length"), self.seq_len),
                          (self.tr("Global batch"), self.global_batch), (self.tr("Tokens"), self.tokens),
                          (self.tr("Recipe"), self.recipe), (self.tr("Optimizer"), self.optimizer),
+                         (self.tr("Optimizer implementation"), self.optimizer_impl),
                          (self.tr("Attention"), self.attention), (self.tr("Recomputation"), self.recompute),
                          (self.tr("Framework"), self.framework), (self.tr("Offload"), self.offload)):
             tf.addRow(label, w)
@@ -124,8 +126,8 @@ class WorkloadPage(QWidget):
         self.mode.currentIndexChanged.connect(self._edited)
         for w in (self.micro_batch, self.seq_len, self.global_batch, self.batch, self.prompt_len, self.new_tokens):
             w.valueChanged.connect(self._edited)
-        for w in (self.recipe, self.optimizer, self.attention, self.recompute, self.framework, self.offload,
-                  self.weights_dtype, self.kv_dtype):
+        for w in (self.recipe, self.optimizer, self.optimizer_impl, self.attention, self.recompute, self.framework,
+                  self.offload, self.weights_dtype, self.kv_dtype):
             w.currentIndexChanged.connect(self._edited)
         self.tokens.value_changed.connect(self._edited)
         self.target.value_changed.connect(self._edited)
@@ -175,7 +177,8 @@ class WorkloadPage(QWidget):
             self.seq_len.setValue(int(w.get("seq_len") or 4096))
             self.global_batch.setValue(int(w.get("global_batch") or 0))
             self.tokens.set_value(w.get("tokens"))
-            for key, field in (("recipe", self.recipe), ("optimizer", self.optimizer), ("attention", self.attention),
+            for key, field in (("recipe", self.recipe), ("optimizer", self.optimizer),
+                               ("optimizer_impl", self.optimizer_impl), ("attention", self.attention),
                                ("recompute", self.recompute), ("framework", self.framework), ("offload", self.offload),
                                ("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype)):
                 field.set_value(w.get(key, d[key]))
@@ -270,6 +273,8 @@ class WorkloadPage(QWidget):
             mode=mode, micro_batch=self.micro_batch.value(), seq_len=self.seq_len.value(),
             global_batch=self.global_batch.value_or_none(), tokens=self.tokens.value(), recipe=self.recipe.value(),
             optimizer=self.optimizer.value(), attention=self.attention.value(), recompute=self.recompute.value(),
+            optimizer_impl=None if self.optimizer_impl.value() == OPTION_DEFAULTS["optimizer_impl"] or
+            mode != "training" else self.optimizer_impl.value(),
             framework=self.framework.value(), offload=self.offload.value(),
             batch=self.batch.value() if mode == "inference" else None,
             prompt_len=self.prompt_len.value() if mode == "inference" else None,

@@ -1,0 +1,67 @@
+"""PyTorch's AdamW implementations (--optimizer-impl, issue 14): one option declaration
+(service/options.py) plus its formula (core/memory.optimizer_temporaries, core/compute.
+optimizer_step_s), checked against the six AdamW runs measured on the H200."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from planner_app.cli import main
+from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES, largest_tensor_elems, training_memory
+from planner_app.core.setup import ParallelPlan, TrainingSetup
+from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.specdb.catalog import shipped_db
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+RUNS = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")
+
+
+def _mem(model, impl, **kw):
+    setup = TrainingSetup(micro_batch=1, seq_len=2048, recipe="bf16", optimizer_impl=impl, **kw)
+    return training_memory(model, setup, ParallelPlan())
+
+
+def test_temporaries_per_implementation():
+    db = shipped_db()
+    m = db.model("llama-2-7b")
+    fused, foreach, forloop = (_mem(m, i).breakdown["optimizer_temporaries"] for i in ("fused", "foreach", "forloop"))
+    assert fused == 0.0
+    assert foreach == pytest.approx(m.params_total * 2)  # one bf16 copy of every parameter
+    assert forloop == pytest.approx(2 * 32000 * 4096 * 2) == 2 * largest_tensor_elems(m) * 2
+    # Megatron and DeepSpeed use their own fused kernels: the option does not apply
+    assert _mem(m, "foreach", framework="deepspeed").breakdown["optimizer_temporaries"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["adamw-fused-7b-b1s2048", "adamw-foreach-7b-b1s2048", "adamw-forloop-7b-b1s2048",
+                                  "adamw-fused-1b-b4s2048", "adamw-foreach-1b-b4s2048", "adamw-forloop-1b-b4s2048"])
+def test_measured_adamw_runs(name):
+    with open(RUNS, encoding="utf-8") as f:
+        case = next(c for c in json.load(f)["cases"] if c["name"] == name)
+    from planner_app.core.estimate import Hardware
+    from planner_app.core.timing import step_time
+    db = shipped_db()
+    model = db.model(case["config"]) if case["config"] in db.model_ids() else None
+    if model is None:
+        from planner_app.core.hf_config import model_from_hf_config
+        with open(os.path.join(ROOT, "tests", "data", "hf_configs", case["config"] + ".json")) as f:
+            model = model_from_hf_config(json.load(f), case["config"])
+    impl = case["optimizer"].split("-")[1]
+    setup = TrainingSetup(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe="bf16", attention="sdpa",
+                          optimizer_impl=impl)
+    mem = training_memory(model, setup, ParallelPlan())
+    assert (mem.peak_bytes - CUBLAS_WORKSPACE_BYTES) == pytest.approx(case["peak_bytes"], rel=0.01)
+    st = step_time(model, Hardware(gpu=db.gpu("h200-sxm")), setup, ParallelPlan())
+    assert st.step_s * 1e3 == pytest.approx(case["step_ms_median"], rel=0.08)
+
+
+def test_the_cli_default_is_fused_and_the_option_is_training_only(capsys):
+    assert OPTION_DEFAULTS["optimizer_impl"] == "fused"
+    assert main(["estimate", "--model", "llama-2-7b", "--gpu", "h200-sxm", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["setup"]["optimizer_impl"] == "fused" and out["memory"]["breakdown"]["optimizer_temporaries"] == 0
+    assert any("fused AdamW" in a for a in out["assumptions"])
+    assert main(["estimate", "--model", "llama-2-7b", "--gpu", "h200-sxm", "--mode", "inference",
+                 "--optimizer-impl", "fused"]) == 2
+    assert "--optimizer-impl" in capsys.readouterr().err
