@@ -38,49 +38,32 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
-def _positive_int(name):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if v != int(v):
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-        return int(v)
-    parse.__name__ = name
-    return parse
+# Arguments of single commands (not estimate options): declared like the table's options and
+# checked by the same code (service/options.py check_value).
+def _command_options():
+    from planner_app.core.cost import PRICE_KINDS
+    from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
+    from planner_app.service.options import MAX_GPUS, Option
+    return {
+        "max_gpus": Option("max_gpus", "int", "largest GPU count to consider", minimum=1, maximum=MAX_GPUS),
+        "deadline_days": Option("deadline_days", "float", "only plans that finish within this many days",
+                                minimum=0.0, maximum=1e6, above_minimum=True),
+        "budget_usd": Option("budget_usd", "float", "only plans that cost at most this much (USD at the price basis)",
+                             minimum=0.0, maximum=1e15, above_minimum=True),
+        "top": Option("top", "int", "how many plans to print", 10, minimum=1, maximum=MAX_GPUS),
+        "min_headroom_pct": Option("min_headroom_pct", "float", "memory margin: a plan fits only with this % of "
+                                   "the GPU free", DEFAULT_MIN_HEADROOM_FRACTION * 100, minimum=0.0, maximum=99.0),
+        "search_price": Option("price", "choice", "price basis for every plan's cost (as Plan's headline cost)",
+                               "on_demand", choices=PRICE_KINDS),
+        "timeout": Option("timeout", "float", "seconds before the benchmark worker is stopped", 600.0, minimum=0.0,
+                          maximum=86_400.0, above_minimum=True),
+    }
 
 
-def _nonneg_int(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if v != int(v) or v < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
-    return int(v)
-
-
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not v > 0 or v != v or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _percent(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 99, got {text!r}") from None
-    if not 0 <= v < 100:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 99, got {text}")
-    return v
+def _positive_int(flag: str):
+    """An argparse type for a whole number >= 1 named ``flag`` (the cluster commands)."""
+    from planner_app.service.options import MAX_GPUS, Option, arg_type
+    return arg_type(Option(flag.lstrip("-").replace("-", "_"), "int", "", minimum=1, maximum=MAX_GPUS))
 
 
 # The options of `estimate` and `scaling`, in --help order; each is declared once in
@@ -98,41 +81,17 @@ def _add_workload_options(p):
     add_arguments(p, WORKLOAD_ARGS, exclusive=("gpu", "instance"))
 
 
-# Help text of the options whose add_argument call gives none (by argparse dest). The
-# default shown beside each comes from the parser or, for options left None there so that a
-# given value can be told from a default one, from service.estimate.OPTION_DEFAULTS.
+# Help text of the few arguments whose add_argument call gives none (by argparse dest); the
+# estimate options and the commands' own Options carry theirs (service/options.py).
 HELP = {
-    "gpus_per_node": "GPUs in one node (default: the instance's, else 8)",
-    "micro_batch": "sequences per GPU per forward/backward pass",
-    "seq_len": "tokens per sequence (default: the preset's context used for training)",
-    "global_batch": "sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)",
-    "recipe": "precision recipe (default: bf16 mixed precision the GPU supports, by framework)",
-    "optimizer": "optimizer (its states per parameter)",
-    "attention": "attention kernel (default: flash for megatron, sdpa otherwise)",
-    "recompute": "activation recomputation",
-    "tp": "tensor-parallel degree", "pp": "pipeline-parallel degree",
-    "dp": "data-parallel degree (default: GPUs / (tp x pp x cp x ep))", "cp": "context-parallel degree",
-    "ep": "expert-parallel degree (MoE models)",
-    "zero": "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters",
-    "sequence_parallel": "Megatron sequence parallelism (needs --tp > 1)",
-    "pp_schedule": "pipeline schedule", "offload": "offload states to the CPU (ZeRO-Offload)",
-    "framework": "training framework (its buffers and overheads)",
-    "mode": "training, or one inference batch (serving under load: gpu-planner serve)",
-    "prompt_len": "inference: prompt tokens per sequence", "new_tokens": "inference: generated tokens per sequence",
-    "weights_dtype": "inference: weight precision", "kv_dtype": "inference: KV-cache precision",
     "json": "print one JSON object", "csv": "print CSV", "kind": "what to list",
-    "recipe_search": "precision recipe", "deadline_days": "only plans that finish within this many days",
-    "budget_usd": "only plans that cost at most this much (USD at the price basis)",
-    "objective": "rank by time to train or by cost", "top": "how many plans to print",
-    "fabric": "inter-node network id (gpu-planner specs fabrics; default: the instance's, else InfiniBand NDR)",
     "backend": "benchmark backend (auto: torch, else cupy, else numpy on the CPU)",
-    "quick": "fewer sizes and repeats (about 10 s)", "timeout": "seconds before the benchmark worker is stopped",
+    "quick": "fewer sizes and repeats (about 10 s)",
     "scenario": "scenario file (.json)", "output": "file to write",
-    "lang": "report language", "format": "output format (default: from the file's suffix)",
-    "paper": "paper size", "max_gpus": "largest GPU count to consider", "tokens": "training budget in tokens",
-    "model": "preset name (gpu-planner models) or a config.json path",
-    "cny_per_usd": "exchange rate for CNY prices (default 7.10)",
-    "nics_per_node": "network adapters per node (default: the instance's, else one per GPU)",
+    "lang": "report language", "format": "output format (default: from the file's suffix)", "paper": "paper size",
+    "gpus_per_node": "GPUs in one node", "nics_per_node": "network adapters per node", "nodes": "nodes to probe",
+    "master_addr": "address of the rank-0 host", "port": "TCP port of the rank-0 host",
+    "partition": "Slurm partition", "account": "Slurm account", "result": "result file of the cluster probe",
     "cluster_command": "what to do: write a torchrun command or a Slurm script, or import a result",
 }
 
@@ -148,25 +107,24 @@ def _document(parser) -> None:
             continue
         if action.help == argparse.SUPPRESS or isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
             continue
-        text = action.help or HELP.get(action.dest) or action.dest.replace("_", " ")
+        # a help given to add_argument is already an argparse format string; HELP's are plain text
+        text = action.help or (HELP.get(action.dest) or action.dest.replace("_", " ")).replace("%", "%%")
         default = action.default if action.default is not None else OPTION_DEFAULTS.get(action.dest)
         if action.option_strings and default not in (None, False, "") and "default" not in text \
                 and action.default != argparse.SUPPRESS:
             text += f" (default: {default:g})" if isinstance(default, float) else f" (default: {default})"
-        action.help = text.replace("%", "%%") if "%(" not in text else text
+        action.help = text
 
 
 def build_parser(document: bool = True) -> Parser:
     """The whole command line; ``document=False`` skips filling in help texts and defaults
     (main does, unless help is asked for: it keeps the engine's import off ``gpu-planner gui``'s
     start-up)."""
-    from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
+    from planner_app.service.options import add_arguments
 
     ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
     ap.add_argument("--version", action="version", version=f"gpu-planner {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=Parser)
-
-    from planner_app.service.options import add_arguments
 
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
     _add_workload_options(e)
@@ -183,34 +141,18 @@ def build_parser(document: bool = True) -> Parser:
     fmt.add_argument("--csv", action="store_true")
 
     sr = sub.add_parser("search", help="find the best parallel layout and instance")
-    sr.add_argument("--model", required=True)
-    sr.add_argument("--tokens", type=_positive_float, required=True)
+    own = _command_options()
     g = sr.add_mutually_exclusive_group(required=True)
     g.add_argument("--gpu", help="one or more GPUs, comma-separated")
     g.add_argument("--instance", help="one or more instances, comma-separated")
-    sr.add_argument("--max-gpus", type=_positive_int("max_gpus"), required=True)
-    sr.add_argument("--seq-len", type=_positive_int("seq_len"))
-    sr.add_argument("--global-batch", type=_positive_int("global_batch"))
-    from planner_app.core.setup import FRAMEWORKS, RECIPES
-
-    # no defaults here: unset, the search service takes estimate's (OPTION_DEFAULTS, default_recipe)
-    sr.add_argument("--recipe", choices=RECIPES, help="precision recipe (default: as estimate, by GPU and framework)")
-    sr.add_argument("--framework", choices=FRAMEWORKS, help="training framework (default: as estimate, pytorch)")
-    sr.add_argument("--calibration", help="name of a probe calibration profile (gpu-planner probe --save NAME)")
-    from planner_app.service.options import add_arguments
-    add_arguments(sr, ("optimizer_impl",))
-    sr.add_argument("--deadline-days", type=_positive_float)
-    sr.add_argument("--budget-usd", type=_positive_float)
-    sr.add_argument("--objective", choices=("time", "cost"), default="time")
-    sr.add_argument("--top", type=_positive_int("top"), default=10)
-    sr.add_argument("--fabric")
-    from planner_app.core.cost import PRICE_KINDS
-
-    sr.add_argument("--min-headroom-pct", type=_percent, default=DEFAULT_MIN_HEADROOM_FRACTION * 100,
-                    help="memory margin: a plan fits only with this %% of the GPU free (default %(default)g)")
-    sr.add_argument("--price", choices=PRICE_KINDS, default="on_demand",
-                    help="price basis for every plan's cost (default on_demand, as Plan's headline cost)")
-    sr.add_argument("--cny-per-usd", type=_positive_float)
+    # estimate's options keep estimate's declarations; left unset, the search service takes
+    # estimate's defaults (OPTION_DEFAULTS, default_recipe)
+    add_arguments(sr, ("model", "tokens", "seq_len", "global_batch", "recipe", "framework", "optimizer_impl",
+                       "calibration", "fabric", "cny_per_usd"), required=("model", "tokens"))
+    add_arguments(sr, (own["max_gpus"],), required=("max_gpus",))
+    add_arguments(sr, (own["deadline_days"], own["budget_usd"]))
+    sr.add_argument("--objective", choices=("time", "cost"), default="time", help="rank by time to train or by cost")
+    add_arguments(sr, (own["top"], own["min_headroom_pct"], own["search_price"]))
     sr.add_argument("--json", action="store_true")
 
     sc = sub.add_parser("scaling", help="throughput and efficiency against node count")
@@ -224,7 +166,7 @@ def build_parser(document: bool = True) -> Parser:
     pr.add_argument("--backend", choices=("auto", "torch", "cupy", "numpy"), default="auto")
     pr.add_argument("--quick", action="store_true")
     pr.add_argument("--json", action="store_true")
-    pr.add_argument("--timeout", type=_positive_float, default=600.0)
+    add_arguments(pr, (own["timeout"],))
     pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
     pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
     pr.add_argument("--validate", metavar="MODEL", help="also train MODEL for a few steps and compare")

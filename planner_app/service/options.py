@@ -152,6 +152,12 @@ def check(key: str, value):
     opt = BY_KEY.get(key)
     if opt is None:
         raise InputError(key, f"is not an estimate option; allowed: {', '.join(sorted(BY_KEY))}")
+    return check_value(opt, value)
+
+
+def check_value(opt: Option, value):
+    """``value`` checked against ``opt`` (any Option, also one a command declares for itself)."""
+    key = opt.key
     if value is None:
         return None
     bad = InputError(key, f"must be {opt.rule()}; got {_shown(value)}")
@@ -190,17 +196,30 @@ def check_options(options: dict) -> dict:
     return {k: check(k, v) for k, v in options.items()}
 
 
-def parse_text(key: str, text: str):
-    """A command-line value for option ``key``: a number parsed from text ("1e12", "8.0"),
-    then ``check``ed."""
-    opt = BY_KEY[key]
+def parse_text(key, text: str):
+    """A command-line value for option ``key`` (a key of the table, or an Option): a number
+    parsed from text ("1e12", "8.0"), then checked."""
+    opt = key if isinstance(key, Option) else BY_KEY[key]
     if opt.kind in ("int", "float"):
         try:
             value = float(text.replace(",", "").replace("_", ""))
         except ValueError:
-            raise InputError(key, f"must be {opt.rule()}; got {_shown(text)}") from None
-        return check(key, value)
-    return check(key, text)
+            raise InputError(opt.key, f"must be {opt.rule()}; got {_shown(text)}") from None
+        return check_value(opt, value)
+    return check_value(opt, text)
+
+
+def arg_type(opt: Option):
+    """An argparse ``type`` that checks a value as ``check_value`` does."""
+    import argparse
+
+    def typed(text):
+        try:
+            return parse_text(opt, text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(e.message) from None
+    typed.__name__ = opt.key
+    return typed
 
 
 def _shown(value) -> str:
@@ -208,34 +227,30 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def add_arguments(parser, keys, exclusive: tuple = ()) -> None:
-    """argparse arguments for ``keys`` from the table (help with unit and default; the value
-    checked as ``check`` checks it). ``exclusive``: keys that go into one mutually exclusive
-    group. Defaults stay None in argparse (so a given option can be told from a default one);
-    ``service.estimate.apply_cli_defaults`` fills them in."""
-    import argparse
-
+def add_arguments(parser, items, exclusive: tuple = (), required: tuple = ("model",)) -> None:
+    """argparse arguments for ``items`` (keys of the table, or Options a command declares for
+    itself): help with unit and default, the value checked as ``check_value`` checks it.
+    ``exclusive``: keys that go into one mutually exclusive group. The table's defaults stay
+    None in argparse (so a given option can be told from a default one;
+    ``service.estimate.apply_cli_defaults`` fills them in); a command's own Options keep theirs."""
     group = parser.add_mutually_exclusive_group() if exclusive else None
-    for key in keys:
-        opt = BY_KEY[key]
+    for item in items:
+        own = isinstance(item, Option)
+        opt = item if own else BY_KEY[item]
+        key = opt.key
         target = group if key in exclusive else parser
         text = opt.help + (f" [{opt.unit}]" if opt.unit else "")
         if opt.default not in (None, False) and "default" not in opt.help:
-            text += f" (default: {opt.default})"
+            text += f" (default: {opt.default:g})" if isinstance(opt.default, float) else f" (default: {opt.default})"
         text = text.replace("%", "%%")
         if opt.kind == "bool":
             target.add_argument(opt.flag, dest=key, action="store_true", default=None, help=text)
             continue
-
-        def typed(value, _key=key):
-            try:
-                return parse_text(_key, value)
-            except InputError as e:
-                raise argparse.ArgumentTypeError(e.message) from None
-        typed.__name__ = key
-        kw = {"dest": key, "type": typed, "help": text}
+        kw = {"dest": key, "type": arg_type(opt), "help": text, "required": key in required}
+        if own and opt.default is not None:
+            kw["default"] = opt.default
         if opt.kind == "choice":
             kw["metavar"] = opt.metavar or "{" + ",".join(str(c) for c in opt.choices) + "}"
         elif opt.metavar:
             kw["metavar"] = opt.metavar
-        target.add_argument(opt.flag, required=key == "model", **kw)
+        target.add_argument(opt.flag, **kw)

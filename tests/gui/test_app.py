@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBo
 
 from planner_app import scenario
 from planner_app.service.estimate import estimate_from_options
+from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -247,11 +248,7 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
     assert len(window.doc.data["plans"]) == n_before + 1 and window.nav.currentRow() == 1
     page = window.plan_page
 
-    def shows_the_row():
-        e = page.last_estimate
-        return (e is not None and all(e["parallel"][k] == v for k, v in best["parallel"].items())
-                and e["setup"]["micro_batch"] == best["micro_batch"] and e["setup"]["recompute"] == best["recompute"])
-    qtbot.waitUntil(shows_the_row, timeout=15000)
+    qtbot.waitUntil(lambda: plan_shows_search_row(page, best), timeout=15000)
     est = page.last_estimate
     for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "pp_schedule", "vp", "gpus"):
         assert est["parallel"][k] == best["parallel"][k], k

@@ -15,6 +15,7 @@ from planner_app.cli import main
 from planner_app.service.estimate import OPTION_DEFAULTS
 from planner_app.service.resolve import default_attention, default_recipe
 from planner_app.ui.pages.hardware import hw_key
+from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 
 KEYS = (("memory", "peak_bytes"), ("memory", "device_bytes"), ("time", "step_s"), ("time", "train_days"))
 
@@ -50,11 +51,7 @@ def test_search_plan_estimate_cli_and_report_agree(window, qtbot):
     qtbot.mouseClick(sp.open_button, Qt.LeftButton)
     page = window.plan_page
 
-    def shows_the_row():
-        e = page.last_estimate
-        return (e is not None and all(e["parallel"][k] == v for k, v in best["parallel"].items())
-                and e["setup"]["micro_batch"] == best["micro_batch"] and e["setup"]["recompute"] == best["recompute"])
-    qtbot.waitUntil(shows_the_row, timeout=15000)
+    qtbot.waitUntil(lambda: plan_shows_search_row(page, best), timeout=15000)
     plan_est = page.last_estimate
 
     out = io.StringIO()

@@ -79,3 +79,20 @@ def test_the_reports_inputs_table_comes_from_the_table():
     keys = [k for k, _label, _f in WORKLOAD_LABELS]
     assert keys[:-1] == list(options.WORKLOAD_KEYS) and keys[-1] == "target_tokens_per_s"
     assert all(label == options.BY_KEY[k].label and label for k, label, _f in WORKLOAD_LABELS[:-1])
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["search", "--model", "gpt2", "--tokens", "1e9", "--gpu", "h100-sxm", "--max-gpus", "0"], "--max-gpus"),
+    (["search", "--model", "gpt2", "--tokens", "1e9", "--gpu", "h100-sxm", "--max-gpus", "8",
+      "--min-headroom-pct", "120"], "--min-headroom-pct"),
+    (["search", "--model", "gpt2", "--tokens", "inf", "--gpu", "h100-sxm", "--max-gpus", "8"], "--tokens"),
+    (["search", "--model", "gpt2", "--tokens", "1e9", "--gpu", "h100-sxm", "--max-gpus", "8",
+      "--optimizer-impl", "apex"], "--optimizer-impl"),
+    (["probe", "--timeout", "-1"], "--timeout"),
+    (["cluster", "command", "--nodes", "0"], "--nodes"),
+])
+def test_command_arguments_are_checked_by_the_same_code(argv, flag, capsys):
+    """The commands' own numbers (search, probe, cluster) go through service/options.py's checks."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert flag in err and "must be" in err and len(err.splitlines()) == 1, err

@@ -240,8 +240,10 @@ class PlanPage(QWidget):
     def _doc_changed(self, what):
         if what == "all":
             self._names_typed.clear()
-        if what in ("all", "plans", "workload"):
+        if what in ("all", "plans"):
             self.load_from_doc()
+        elif what == "workload":  # only the mode decides which layout fields show
+            self._show_mode_fields(self.doc.data["workload"].get("mode", "training"))
         self.schedule_recompute()
 
     def _show_mode_fields(self, mode: str) -> None:
