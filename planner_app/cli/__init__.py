@@ -11,20 +11,8 @@ from planner_app import __version__
 
 EXIT_USAGE = 2
 
-# Engine field names -> the option a user typed
-FIELD_TO_OPTION = {
-    "micro_batch": "--micro-batch", "seq_len": "--seq-len", "global_batch": "--global-batch", "tokens": "--tokens",
-    "recipe": "--recipe", "optimizer": "--optimizer", "attention": "--attention", "recompute": "--recompute",
-    "framework": "--framework", "offload": "--offload", "tp": "--tp", "pp": "--pp", "dp": "--dp", "cp": "--cp",
-    "ep": "--ep", "zero": "--zero", "sequence_parallel": "--sequence-parallel", "pp_schedule": "--pp-schedule",
-    "vp": "--vp", "gpus_per_node": "--gpus-per-node", "gpus": "--gpus", "gpu": "--gpu", "instance": "--instance",
-    "fabric": "--fabric", "model": "--model", "batch": "--batch", "prompt_len": "--prompt-len",
-    "new_tokens": "--new-tokens", "weights_dtype": "--weights-dtype", "kv_dtype": "--kv-dtype", "mode": "--mode",
-    "mfu": "--mfu", "achieved_tflops": "--achieved-tflops", "price_mix": "--price-mix", "price": "--price",
-    "cny_per_usd": "--cny-per-usd",
-    "max_gpus": "--max-gpus", "deadline_days": "--deadline-days", "budget_usd": "--budget-usd", "top": "--top",
-    "nics_per_node": "--nics-per-node", "min_headroom": "--min-headroom-pct", "objective": "--objective", "nodes": "--nodes",
-}
+# Engine field names that are no argument's dest (the others name the argument with that dest)
+FIELD_TO_OPTION = {"min_headroom": "--min-headroom-pct"}
 
 
 class UsageError(Exception):
@@ -198,8 +186,7 @@ def _fail(message: str) -> int:
 
 def _input_error_line(prog: str, e) -> str:
     field = getattr(e, "field", "")
-    from planner_app.service.options import BY_KEY
-    opt = FIELD_TO_OPTION.get(field) or (BY_KEY[field].flag if field in BY_KEY else field)
+    opt = FIELD_TO_OPTION.get(field) or _flag_of(build_parser(document=False), field) or field
     return f"{prog}: error: {opt}: {e.message}"
 
 
@@ -216,6 +203,19 @@ def _import_numpy_single_threaded() -> None:
         import numpy  # noqa: F401
     finally:
         del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+def _flag_of(parser, dest: str) -> str | None:
+    """The option string of argument ``dest`` in any command of ``parser``, or None."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found = _flag_of(sub, dest)
+                if found:
+                    return found
+        elif action.dest == dest and action.option_strings:
+            return action.option_strings[-1]
+    return None
 
 
 def main(argv=None) -> int:

@@ -42,15 +42,27 @@ DEFAULT_MIN_HEADROOM_FRACTION = 0.05
 MEMORY_VERDICTS = ("fits", "tight", "does_not_fit")
 
 
+def check_min_headroom(min_headroom_fraction: float) -> float:
+    """The memory margin as a fraction in [0, 1), or InputError("min_headroom")."""
+    if not 0 <= min_headroom_fraction < 1:
+        raise InputError("min_headroom", f"must be from 0 to 99%; got {min_headroom_fraction * 100:g}%")
+    return min_headroom_fraction
+
+
+def keeps_margin(device_bytes, capacity_bytes, min_headroom_fraction):
+    """True where at least ``min_headroom_fraction`` of the GPU stays free (numbers or columns):
+    the one rule behind the verdict and the search's "fits"."""
+    return capacity_bytes - device_bytes >= min_headroom_fraction * capacity_bytes
+
+
 def memory_verdict(device_bytes: float, capacity_bytes: float,
                    min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> str:
     """"fits" (at least ``min_headroom_fraction`` of the GPU stays free), "tight" (fits with
     less free than that) or "does_not_fit"."""
-    if not 0 <= min_headroom_fraction < 1:
-        raise InputError("min_headroom", f"must be from 0 to 99%; got {min_headroom_fraction * 100:g}%")
+    check_min_headroom(min_headroom_fraction)
     if device_bytes > capacity_bytes:
         return "does_not_fit"
-    return "fits" if capacity_bytes - device_bytes >= min_headroom_fraction * capacity_bytes else "tight"
+    return "fits" if keeps_margin(device_bytes, capacity_bytes, min_headroom_fraction) else "tight"
 
 
 @dataclass

@@ -17,8 +17,8 @@ import numpy as np
 
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
-from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, device_bytes, device_overhead,
-                                     memory_verdict)
+from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, check_min_headroom, device_bytes, device_overhead,
+                                     keeps_margin)
 from planner_app.core.sweep import memory_peak
 from planner_app.core.sweep_time import step_time_vec
 
@@ -143,7 +143,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         raise InputError("price", f"must be one of {', '.join(PRICE_KINDS)}; got {price_basis!r}")
     if max_gpus < 1:
         raise InputError("max_gpus", f"must be at least 1; got {max_gpus}")
-    memory_verdict(0.0, 1.0, min_headroom_fraction)  # validates the margin
+    check_min_headroom(min_headroom_fraction)
     t0 = time.perf_counter()
     results = []
     evaluated = 0
@@ -239,7 +239,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
 
     plans = [describe(i) for i in order]
     pareto = [describe(i) for i in pareto_idx]
-    return SearchResult(plans=plans, pareto=pareto, evaluated=evaluated, fitting=int(sum(len(r["step_s"]) for r in results)),
+    fitting = int(sum(len(r["step_s"]) for r in results))
+    return SearchResult(plans=plans, pareto=pareto, evaluated=evaluated, fitting=fitting,
                         elapsed_s=time.perf_counter() - t0, notes=notes, price_basis=price_basis, pareto_y=pareto_y,
                         assumptions=assumptions)
 
@@ -251,7 +252,7 @@ def memory_columns(model, recipe: str, optimizer: str, attention: str, framework
     ranks on. ``fits`` is ``memory_verdict``'s "fits" at ``min_headroom_fraction``."""
     peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload, optimizer_impl)
     device = device_bytes(peak, device_overhead(peak, gpus, mem_cfg["recompute"] == 2))
-    fits = device <= capacity_bytes * (1 - min_headroom_fraction)
+    fits = keeps_margin(device, capacity_bytes, min_headroom_fraction)
     return peak, device, fits
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
+from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.i18n import LANGUAGES
 from planner_app.ui.fields import ChoiceField, NumberField
 
@@ -21,7 +22,7 @@ SETTINGS = {
     "default_framework": (str, "pytorch"),
     "binary_units": (bool, False),  # GiB instead of GB
     # free GPU memory a plan must keep to be called comfortable (core/memory.py DEFAULT_MIN_HEADROOM_FRACTION)
-    "min_headroom_pct": (float, 5.0),
+    "min_headroom_pct": (float, DEFAULT_MIN_HEADROOM_FRACTION * 100),
 }
 
 
