@@ -77,4 +77,4 @@ def test_ci_starts_the_app_under_a_real_x_server():
     """.ci/run starts ``gpu-planner gui --smoke-test`` under Xvfb with the xcb platform."""
     with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
         ci = f.read()
-    assert "xvfb" in ci.lower() and "--smoke-test" in ci and "QT_QPA_PLATFORM=xcb" in ci
+    assert "xvfb" in ci.lower() and "--smoke-test" in ci and "QT_QPA_PLATFORM=xcb" in ci and "./run tests" in ci
