@@ -820,6 +820,321 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>Options</name>
+    <message>
+        <source>preset name (gpu-planner models) or a config.json path</source>
+        <translation>预设名称（见 gpu-planner models）或 config.json 路径</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>training, or one inference batch (serving under load: gpu-planner serve)</source>
+        <translation>训练，或单批推理（负载下的推理服务：gpu-planner serve）</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>GPU name or id (gpu-planner specs gpus)</source>
+        <translation>GPU 名称或 ID（见 gpu-planner specs gpus）</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>cloud instance id (gpu-planner specs instances)</source>
+        <translation>云实例 ID（见 gpu-planner specs instances）</translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>total GPUs (default tp*pp*cp*ep*dp)</source>
+        <translation>GPU 总数（默认 tp*pp*cp*ep*dp）</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>GPUs in one node (default: the instance&apos;s, else 8)</source>
+        <translation>每个节点的 GPU 数（默认：取实例配置，否则为 8）</translation>
+    </message>
+    <message>
+        <source>GPUs per node</source>
+        <translation>每节点 GPU 数</translation>
+    </message>
+    <message>
+        <source>sequences per GPU per forward/backward pass</source>
+        <translation>每个 GPU 每次前向/反向传播处理的序列数</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>tokens per sequence (default: the preset&apos;s context used for training)</source>
+        <translation>每条序列的 token 数（默认：预设模型训练时使用的上下文长度）</translation>
+    </message>
+    <message>
+        <source>Sequence length</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <source>sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)</source>
+        <translation>所有 GPU 每个优化器步骤的序列数（默认：微批大小 x dp x ep）</translation>
+    </message>
+    <message>
+        <source>Global batch (sequences)</source>
+        <translation>全局批大小（序列）</translation>
+    </message>
+    <message>
+        <source>training budget in tokens</source>
+        <translation>以 token 计的训练预算</translation>
+    </message>
+    <message>
+        <source>Training tokens</source>
+        <translation>训练 token 数</translation>
+    </message>
+    <message>
+        <source>precision recipe (default: bf16 mixed precision the GPU supports, by framework)</source>
+        <translation>精度方案（默认：按框架选择 GPU 支持的 bf16 混合精度）</translation>
+    </message>
+    <message>
+        <source>Precision recipe</source>
+        <translation>精度方案</translation>
+    </message>
+    <message>
+        <source>optimizer (its states per parameter)</source>
+        <translation>优化器（决定每个参数的状态量）</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>PyTorch AdamW implementation (--framework pytorch): fused (Hugging Face Trainer&apos;s default on PyTorch 2.8+, torchtitan), foreach (torch.optim&apos;s default) or forloop</source>
+        <translation>PyTorch AdamW 的实现（--framework pytorch）：fused（PyTorch 2.8+ 上 Hugging Face Trainer 与 torchtitan 的默认）、foreach（torch.optim 的默认）或 forloop</translation>
+    </message>
+    <message>
+        <source>Optimizer implementation</source>
+        <translation>优化器实现</translation>
+    </message>
+    <message>
+        <source>attention kernel (default: flash for megatron, sdpa otherwise)</source>
+        <translation>注意力内核（默认：megatron 用 flash，其余用 sdpa）</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力实现</translation>
+    </message>
+    <message>
+        <source>activation recomputation</source>
+        <translation>激活重计算</translation>
+    </message>
+    <message>
+        <source>Activation recomputation</source>
+        <translation>激活重计算</translation>
+    </message>
+    <message>
+        <source>tensor-parallel degree</source>
+        <translation>张量并行度</translation>
+    </message>
+    <message>
+        <source>Tensor parallel</source>
+        <translation>张量并行</translation>
+    </message>
+    <message>
+        <source>pipeline-parallel degree</source>
+        <translation>流水线并行度</translation>
+    </message>
+    <message>
+        <source>Pipeline parallel</source>
+        <translation>流水线并行</translation>
+    </message>
+    <message>
+        <source>data-parallel degree (default: GPUs / (tp x pp x cp x ep))</source>
+        <translation>数据并行度（默认：GPU 数 / (tp x pp x cp x ep)）</translation>
+    </message>
+    <message>
+        <source>Data parallel</source>
+        <translation>数据并行</translation>
+    </message>
+    <message>
+        <source>context-parallel degree</source>
+        <translation>上下文并行度</translation>
+    </message>
+    <message>
+        <source>Context parallel</source>
+        <translation>上下文并行</translation>
+    </message>
+    <message>
+        <source>expert-parallel degree (MoE models)</source>
+        <translation>专家并行度（MoE 模型）</translation>
+    </message>
+    <message>
+        <source>Expert parallel</source>
+        <translation>专家并行</translation>
+    </message>
+    <message>
+        <source>virtual stages per rank (interleaved)</source>
+        <translation>每个进程的虚拟流水线阶段数（交错式调度）</translation>
+    </message>
+    <message>
+        <source>Virtual stages</source>
+        <translation>虚拟流水线阶段数</translation>
+    </message>
+    <message>
+        <source>ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters</source>
+        <translation>ZeRO 阶段：1 切分优化器状态，2 同时切分梯度，3 再切分参数</translation>
+    </message>
+    <message>
+        <source>ZeRO stage</source>
+        <translation>ZeRO 阶段</translation>
+    </message>
+    <message>
+        <source>Megatron sequence parallelism (needs --tp &gt; 1)</source>
+        <translation>Megatron 序列并行（需要 --tp &gt; 1）</translation>
+    </message>
+    <message>
+        <source>Sequence parallel</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>offload states to the CPU (ZeRO-Offload)</source>
+        <translation>将状态卸载到 CPU（ZeRO-Offload）</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>training framework (its buffers and overheads)</source>
+        <translation>训练框架（决定其缓冲区与开销）</translation>
+    </message>
+    <message>
+        <source>Framework</source>
+        <translation>框架</translation>
+    </message>
+    <message>
+        <source>inter-node network id (gpu-planner specs fabrics; default: the instance&apos;s, else InfiniBand NDR)</source>
+        <translation>节点间网络 ID（见 gpu-planner specs fabrics；默认：取实例配置，否则为 InfiniBand NDR）</translation>
+    </message>
+    <message>
+        <source>Network</source>
+        <translation>网络</translation>
+    </message>
+    <message>
+        <source>network adapters per node (default: the instance&apos;s, else one per GPU)</source>
+        <translation>每节点网卡数（默认：取实例配置，否则每 GPU 一块）</translation>
+    </message>
+    <message>
+        <source>NICs per node</source>
+        <translation>每节点网卡数</translation>
+    </message>
+    <message>
+        <source>override the efficiency model with this MFU</source>
+        <translation>用此 MFU 代替效率模型</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>算力利用率 (MFU)</translation>
+    </message>
+    <message>
+        <source>override: achieved TFLOP/s per GPU</source>
+        <translation>覆盖：每 GPU 实际达到的 TFLOP/s</translation>
+    </message>
+    <message>
+        <source>Achieved TFLOP/s</source>
+        <translation>实际 TFLOP/s</translation>
+    </message>
+    <message>
+        <source>e.g. reserved_1yr=0.8,on_demand=0.2</source>
+        <translation>例如 reserved_1yr=0.8,on_demand=0.2</translation>
+    </message>
+    <message>
+        <source>Price mix</source>
+        <translation>价格组合</translation>
+    </message>
+    <message>
+        <source>price basis of cost.usd (default on_demand, else the first known price)</source>
+        <translation>cost.usd 的计价方式（默认按需价格，否则取第一个已知价格）</translation>
+    </message>
+    <message>
+        <source>Price basis</source>
+        <translation>计价方式</translation>
+    </message>
+    <message>
+        <source>exchange rate for CNY prices (default 7.10)</source>
+        <translation>人民币价格的汇率（默认 7.10）</translation>
+    </message>
+    <message>
+        <source>CNY per USD</source>
+        <translation>人民币兑美元汇率</translation>
+    </message>
+    <message>
+        <source>name of a probe calibration profile (gpu-planner probe --save NAME)</source>
+        <translation>探测校准配置的名称（gpu-planner probe --save NAME）</translation>
+    </message>
+    <message>
+        <source>Calibration</source>
+        <translation>校准</translation>
+    </message>
+    <message>
+        <source>inference: concurrent sequences</source>
+        <translation>推理：并发序列数</translation>
+    </message>
+    <message>
+        <source>Concurrent sequences</source>
+        <translation>并发序列数</translation>
+    </message>
+    <message>
+        <source>inference: prompt tokens per sequence</source>
+        <translation>推理：每条序列的提示词 token 数</translation>
+    </message>
+    <message>
+        <source>Prompt length (tokens)</source>
+        <translation>提示词长度（Token 数）</translation>
+    </message>
+    <message>
+        <source>inference: generated tokens per sequence</source>
+        <translation>推理：每条序列生成的 token 数</translation>
+    </message>
+    <message>
+        <source>New tokens per request</source>
+        <translation>每个请求生成的 token 数</translation>
+    </message>
+    <message>
+        <source>inference: weight precision</source>
+        <translation>推理：权重精度</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>inference: KV-cache precision</source>
+        <translation>推理：KV 缓存精度</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+</context>
+<context>
     <name>PlanPage</name>
     <message>
         <source>Duplicate</source>
@@ -842,10 +1157,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>无</translation>
     </message>
     <message>
-        <source>sequence parallel</source>
-        <translation>序列并行</translation>
-    </message>
-    <message>
         <source>default</source>
         <translation>默认</translation>
     </message>
@@ -856,50 +1167,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>GPU or instance</source>
         <translation>GPU 或实例</translation>
-    </message>
-    <message>
-        <source>GPUs</source>
-        <translation>GPU 数量</translation>
-    </message>
-    <message>
-        <source>GPUs per node</source>
-        <translation>每节点 GPU 数</translation>
-    </message>
-    <message>
-        <source>Tensor parallel</source>
-        <translation>张量并行</translation>
-    </message>
-    <message>
-        <source>Pipeline parallel</source>
-        <translation>流水线并行</translation>
-    </message>
-    <message>
-        <source>Context parallel</source>
-        <translation>上下文并行</translation>
-    </message>
-    <message>
-        <source>Expert parallel</source>
-        <translation>专家并行</translation>
-    </message>
-    <message>
-        <source>ZeRO stage</source>
-        <translation>ZeRO 阶段</translation>
-    </message>
-    <message>
-        <source>Pipeline schedule</source>
-        <translation>流水线调度</translation>
-    </message>
-    <message>
-        <source>Network</source>
-        <translation>网络</translation>
-    </message>
-    <message>
-        <source>NICs per node</source>
-        <translation>每节点网卡数</translation>
-    </message>
-    <message>
-        <source>Data parallel</source>
-        <translation>数据并行</translation>
     </message>
     <message>
         <source>Memory per GPU</source>
@@ -1904,52 +2171,8 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>自动</translation>
     </message>
     <message>
-        <source>Tokens</source>
-        <translation>Token 数</translation>
-    </message>
-    <message>
         <source>e.g. 1e12 (optional)</source>
         <translation>例如 1e12（可选）</translation>
-    </message>
-    <message>
-        <source>Micro-batch</source>
-        <translation>微批大小</translation>
-    </message>
-    <message>
-        <source>Sequence length</source>
-        <translation>序列长度</translation>
-    </message>
-    <message>
-        <source>Global batch</source>
-        <translation>全局批大小</translation>
-    </message>
-    <message>
-        <source>Recipe</source>
-        <translation>精度方案</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Optimizer implementation</source>
-        <translation>优化器实现</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力实现</translation>
-    </message>
-    <message>
-        <source>Recomputation</source>
-        <translation>激活重计算</translation>
-    </message>
-    <message>
-        <source>Framework</source>
-        <translation>框架</translation>
-    </message>
-    <message>
-        <source>Offload</source>
-        <translation>卸载</translation>
     </message>
     <message>
         <source>Target tokens/s</source>
@@ -1958,26 +2181,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>optional</source>
         <translation>可选</translation>
-    </message>
-    <message>
-        <source>Concurrent sequences</source>
-        <translation>并发序列数</translation>
-    </message>
-    <message>
-        <source>Prompt length</source>
-        <translation>提示词长度</translation>
-    </message>
-    <message>
-        <source>New tokens</source>
-        <translation>生成 token 数</translation>
-    </message>
-    <message>
-        <source>Weights</source>
-        <translation>权重</translation>
-    </message>
-    <message>
-        <source>KV cache</source>
-        <translation>KV 缓存</translation>
     </message>
     <message>
         <source>attention heads must be a multiple of key/value heads</source>

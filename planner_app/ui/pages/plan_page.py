@@ -14,7 +14,8 @@ from planner_app import units
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.ui.fields import ChoiceField, option_choice_field, option_int_field
+from planner_app.ui.fields import (ChoiceField, add_option_row, option_choice_field, option_int_field, option_label,
+                                  with_option_tooltip)
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 
@@ -138,23 +139,24 @@ class PlanPage(QWidget):
         self.gpus = option_int_field("gpus", auto=self.tr("auto"))
         self.gpus_per_node = option_int_field("gpus_per_node", auto=self.tr("auto"))
         self.axes = {a: option_int_field(a) for a in ("tp", "pp", "cp", "ep")}
-        self.zero = ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none")) for z in range(4)], 0)
-        self.sp = QCheckBox(self.tr("sequence parallel"))
+        self.zero = with_option_tooltip("zero", ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none"))
+                                                             for z in range(4)], 0))
+        self.sp = with_option_tooltip("sequence_parallel", QCheckBox(option_label("sequence_parallel")))
         self.schedule = option_choice_field("pp_schedule")
-        self.fabric = ChoiceField([(None, self.tr("default"))] +
-                                  [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"])
+        self.fabric = with_option_tooltip("fabric", ChoiceField(
+            [(None, self.tr("default"))] + [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"]))
         self.nics = option_int_field("nics_per_node", auto=self.tr("auto"))
-        rows = ((self.tr("Name"), self.name), (self.tr("GPU or instance"), self.hardware), (self.tr("GPUs"), self.gpus),
-                (self.tr("GPUs per node"), self.gpus_per_node), (self.tr("Tensor parallel"), self.axes["tp"]),
-                (self.tr("Pipeline parallel"), self.axes["pp"]), (self.tr("Context parallel"), self.axes["cp"]),
-                (self.tr("Expert parallel"), self.axes["ep"]), (self.tr("ZeRO stage"), self.zero), ("", self.sp),
-                (self.tr("Pipeline schedule"), self.schedule), (self.tr("Network"), self.fabric),
-                (self.tr("NICs per node"), self.nics))
-        for label, w in rows:
-            form.addRow(label, w)
+        form.addRow(self.tr("Name"), self.name)
+        form.addRow(self.tr("GPU or instance"), self.hardware)
+        for key, w in (("gpus", self.gpus), ("gpus_per_node", self.gpus_per_node), ("tp", self.axes["tp"]),
+                       ("pp", self.axes["pp"]), ("cp", self.axes["cp"]), ("ep", self.axes["ep"]), ("zero", self.zero)):
+            add_option_row(form, key, w)
+        form.addRow("", self.sp)
+        for key, w in (("pp_schedule", self.schedule), ("fabric", self.fabric), ("nics_per_node", self.nics)):
+            add_option_row(form, key, w)
         self.dp_label = QLabel()
         self.dp_label.setWordWrap(True)
-        form.addRow(self.tr("Data parallel"), self.dp_label)
+        form.addRow(option_label("dp"), self.dp_label)
         self.form = form
         # fields a single inference batch does not use (it runs on tp GPUs of one node)
         self.training_only = (self.gpus, self.gpus_per_node, self.axes["pp"], self.axes["cp"], self.axes["ep"],

@@ -10,7 +10,8 @@ from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
 
 from planner_app.i18n import engine_text
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.ui.fields import ChoiceField, IntField, NumberField, option_choice_field, option_int_field
+from planner_app.ui.fields import (ChoiceField, IntField, NumberField, add_option_row, option_choice_field,
+                                  option_int_field, option_number_field)
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
         ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
@@ -87,11 +88,11 @@ class WorkloadPage(QWidget):
 
         train = QWidget()
         tf = QFormLayout(train)
-        # ranges, choices and defaults from the option table (service/options.py)
+        # labels, help, ranges, choices and defaults from the option table (service/options.py)
         self.micro_batch = option_int_field("micro_batch")
         self.seq_len = option_int_field("seq_len", value=4096)
         self.global_batch = option_int_field("global_batch", auto=self.tr("auto"))
-        self.tokens = NumberField(self.tr("Tokens"), placeholder=self.tr("e.g. 1e12 (optional)"))
+        self.tokens = option_number_field("tokens", placeholder=self.tr("e.g. 1e12 (optional)"))
         self.recipe = option_choice_field("recipe", auto=self.tr("auto"))
         self.optimizer = option_choice_field("optimizer")
         self.optimizer_impl = option_choice_field("optimizer_impl")
@@ -99,13 +100,9 @@ class WorkloadPage(QWidget):
         self.recompute = option_choice_field("recompute")
         self.framework = option_choice_field("framework")
         self.offload = option_choice_field("offload")
-        for label, w in ((self.tr("Micro-batch"), self.micro_batch), (self.tr("Sequence length"), self.seq_len),
-                         (self.tr("Global batch"), self.global_batch), (self.tr("Tokens"), self.tokens),
-                         (self.tr("Recipe"), self.recipe), (self.tr("Optimizer"), self.optimizer),
-                         (self.tr("Optimizer implementation"), self.optimizer_impl),
-                         (self.tr("Attention"), self.attention), (self.tr("Recomputation"), self.recompute),
-                         (self.tr("Framework"), self.framework), (self.tr("Offload"), self.offload)):
-            tf.addRow(label, w)
+        for key in ("micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl",
+                    "attention", "recompute", "framework", "offload"):
+            add_option_row(tf, key, getattr(self, key))
         self.stack.addWidget(train)
 
         infer = QWidget()
@@ -115,11 +112,11 @@ class WorkloadPage(QWidget):
         self.new_tokens = option_int_field("new_tokens")
         self.weights_dtype = option_choice_field("weights_dtype")
         self.kv_dtype = option_choice_field("kv_dtype")
+        for key in ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype"):
+            add_option_row(inf, key, getattr(self, key))
+        # the scenario's own target (not an estimate option)
         self.target = NumberField(self.tr("Target tokens/s"), placeholder=self.tr("optional"))
-        for label, w in ((self.tr("Concurrent sequences"), self.batch), (self.tr("Prompt length"), self.prompt_len),
-                         (self.tr("New tokens"), self.new_tokens), (self.tr("Weights"), self.weights_dtype),
-                         (self.tr("KV cache"), self.kv_dtype), (self.tr("Target tokens/s"), self.target)):
-            inf.addRow(label, w)
+        inf.addRow(self.tr("Target tokens/s"), self.target)
         self.stack.addWidget(infer)
 
         self.model_combo.currentIndexChanged.connect(self._preset_chosen)
