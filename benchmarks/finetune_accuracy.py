@@ -1,7 +1,8 @@
 """The engine against the fine-tuning measurements of issue 14 (tests/data/finetune_runs_h200.json,
-made on one H200 by benchmarks/gpu_finetune_runs.py), as the engine stands today: every case it
-can express, its estimate and the error, and the cases it cannot express yet (LoRA, QLoRA,
-paged 8-bit AdamW). AdamW runs are estimated with their implementation (--optimizer-impl).
+made on one H200 by benchmarks/gpu_finetune_runs.py): every case the engine can express, its
+estimate and the error, and the cases it cannot express (paged 8-bit AdamW, generate() without
+a KV cache). AdamW runs are estimated with their implementation (--optimizer-impl), LoRA and
+QLoRA runs with --finetune, --lora-rank, --lora-targets and --qlora-prepare.
 
     python benchmarks/finetune_accuracy.py            # prints a markdown table
 
@@ -31,8 +32,6 @@ def options_for(case: dict) -> tuple[dict | None, str]:
     """(estimate options, note) for a measured case; options None when it cannot be expressed."""
     model = os.path.join(CONFIGS, case["config"] + ".json")
     name = case["name"]
-    if name.startswith(("lora", "qlora")):
-        return None, "LoRA/QLoRA: not expressible yet (issue 14)"
     if name.startswith("generate"):
         if not case.get("use_cache"):
             return None, "generate() without a KV cache: not a mode the engine models"
@@ -43,9 +42,20 @@ def options_for(case: dict) -> tuple[dict | None, str]:
     if opt is None:
         return None, f"{case['optimizer']}: states in CUDA managed memory (not counted by max_memory_allocated)"
     note = f"{opt[0]}, --optimizer-impl {opt[1]}"
-    return ({"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
-             "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt[0], "optimizer_impl": opt[1],
-             "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}, note)
+    options = {"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
+               "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt[0], "optimizer_impl": opt[1],
+               "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}
+    lora = case.get("lora")
+    if lora:
+        targets = lora["target_modules"]
+        options.update(finetune="qlora" if case.get("quant") else "lora", lora_rank=lora["r"],
+                       lora_targets=targets if isinstance(targets, str) else ",".join(targets))
+        if case.get("prepare_kbit"):
+            options["qlora_prepare"] = True
+        note = f"--finetune {options['finetune']} r{lora['r']} {options['lora_targets']}" + (
+            " --qlora-prepare" if case.get("prepare_kbit") else "") + ("" if not case.get("grad_checkpointing")
+                                                                       else " GC")
+    return options, note
 
 
 def main() -> int:

@@ -57,7 +57,8 @@ def _positive_int(flag: str):
 # The options of `estimate` and `scaling`, in --help order; each is declared once in
 # planner_app/service/options.py (type, range, default, help).
 WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_batch", "seq_len", "global_batch",
-                 "tokens", "recipe", "optimizer", "optimizer_impl", "attention", "recompute", "tp", "pp", "dp", "cp",
+                 "tokens", "recipe", "optimizer", "optimizer_impl", "finetune", "lora_rank", "lora_targets",
+                 "lora_dtype", "lora_dropout", "qlora_prepare", "attention", "recompute", "tp", "pp", "dp", "cp",
                  "ep", "vp", "zero",
                  "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
                  "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")

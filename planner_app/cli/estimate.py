@@ -31,6 +31,10 @@ def format_text(out: dict) -> str:
         s = out["setup"]
         lines.append(f"Setup: micro-batch {s['micro_batch']}, seq {s['seq_len']}, {s['recipe']}, {s['optimizer']}, "
                      f"{s['attention']} attention, recompute {s['recompute']}, {s['framework']}")
+        if s.get("finetune", "full") != "full":
+            lines.append(f"Fine-tuning: {'QLoRA (NF4 base)' if s['finetune'] == 'qlora' else 'LoRA'} rank "
+                         f"{s['lora_rank']} on {', '.join(s['lora_targets'])}, {s['lora_dtype']} adapters, "
+                         f"{out['params']['trainable']:,} trainable parameters")
     verdict = "FITS" if m["fits"] else "DOES NOT FIT"
     lines.append("")
     lines.append(f"Memory per GPU: peak {gb(m['peak_bytes'])} (+ overheads = {gb(m['device_bytes'])}) "

@@ -9,6 +9,7 @@ from planner_app.core import timing
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
+from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
 from planner_app.core.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
@@ -118,6 +119,11 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         },
         "assumptions": list(mem.assumptions),
     }
+    lora = setup.lora(model)
+    if lora is not None:
+        out["setup"].update(finetune=setup.finetune, lora_rank=lora.rank, lora_targets=list(lora.targets),
+                            lora_dtype=setup.lora_dtype, lora_dropout=lora.dropout, qlora_prepare=lora.prepare)
+        out["params"]["trainable"] = int(lora.adapter_params(model.dense_mlp_layers, model.moe_layers))
     if hw.instance is not None:
         out["instance"] = {"provider": hw.instance.provider, "region": hw.instance.region,
                            "id": hw.instance.instance_id, "gpus_per_instance": hw.instance.gpu_count,
@@ -163,6 +169,9 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     else:
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow Megatron-LM with fused kernels (Korthikanti et al. "
                                                   "2022, generalised)")))
+    lora = setup.lora(model)
+    if lora is not None:
+        a += lora_assumptions(model, setup, lora)
     if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
         a.append({"foreach": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized "
                                                               "temporary in the optimizer step")),
@@ -184,6 +193,26 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     if model.sliding_window and setup.seq_len >= model.sliding_window:
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "sliding window <= sequence: transformers builds an explicit "
                                                   "attention mask")))
+    return a
+
+
+def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
+    """What a LoRA/QLoRA estimate assumes, built from the resolved spec and its constants."""
+    a = [Text(QT_TRANSLATE_NOOP("Engine", "LoRA as PEFT's get_peft_model: the base frozen, adapters of rank {rank} on "
+                                          "{targets} in {dtype} ({n:,} trainable parameters), dropout {dropout:g}; "
+                                          "the frozen base keeps no inputs for weight gradients and its backward "
+                                          "computes data gradients only"),
+              rank=lora.rank, targets=", ".join(lora.targets), dtype=setup.lora_dtype,
+              n=int(lora.adapter_params(model.dense_mlp_layers, model.moe_layers)), dropout=lora.dropout),
+         Text(QT_TRANSLATE_NOOP("Engine", "MFU of a LoRA step counts the FLOPs it runs: the forward, the base's data "
+                                          "gradients and the adapters' three passes (no weight gradients for the "
+                                          "base)"))]
+    if lora.quant:
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "QLoRA: the layers' linear weights as bitsandbytes Linear4bit (NF4, "
+                                                  "double quantization: {bpp:.4f} bytes per weight), dequantized to "
+                                                  "bf16 for each GEMM in forward and backward; embeddings, norms and "
+                                                  "the output layer in {bits} bits"),
+                      bpp=NF4_BYTES_PER_PARAM, bits=32 if lora.prepare else 16))
     return a
 
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
+from planner_app.core.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
 RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "mixed-bf16", "fp8")
 OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit")
@@ -98,6 +100,13 @@ class TrainingSetup:
     # the engine's own default stays foreach (the measured runs of tests/data/training_runs_h200.json
     # used it); the CLI, GUI and scenario default is fused (service/options.py), as Trainer's
     optimizer_impl: str = "foreach"
+    # LoRA / QLoRA as PEFT and bitsandbytes run them (core/lora.py); "full" trains every weight
+    finetune: str = "full"
+    lora_rank: int = 8  # PEFT LoraConfig's default r
+    lora_targets: str = ""  # module names, comma-separated, or "all-linear"; "": PEFT's default for the model
+    lora_dtype: str = "fp32"  # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True)
+    lora_dropout: float = 0.0  # PEFT LoraConfig's default
+    qlora_prepare: bool = False  # peft.prepare_model_for_kbit_training
 
     def __post_init__(self):
         require_int("micro_batch", self.micro_batch, 1)
@@ -111,6 +120,17 @@ class TrainingSetup:
         require_choice("framework", self.framework, FRAMEWORKS)
         require_choice("offload", self.offload, OFFLOADS)
         require_choice("optimizer_impl", self.optimizer_impl, OPTIMIZER_IMPLS)
+        require_choice("finetune", self.finetune, FINETUNES)
+        require_int("lora_rank", self.lora_rank, 1)
+        require_choice("lora_dtype", self.lora_dtype, LORA_DTYPES)
+        require_float("lora_dropout", self.lora_dropout, 0.0, 0.999)
+
+    def lora(self, model):
+        """The resolved LoRA/QLoRA spec for ``model`` (core/lora.py), or None for full fine-tuning."""
+        if self.finetune == "full":
+            return None
+        return _lora_of(model, self.finetune, self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout,
+                        self.qlora_prepare, self.recipe, self.framework)
 
     def with_changes(self, **changes) -> "TrainingSetup":
         return replace(self, **changes)
@@ -160,8 +180,17 @@ class ParallelPlan:
         return replace(self, **changes)
 
 
+_lora_of = lru_cache(maxsize=256)(resolve_lora)
+
+
 def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> None:
     """Checks that need both the model and the layout; raises InputError naming the option."""
+    if setup.lora(model) is not None:
+        if setup.offload != "none":
+            raise InputError("offload", "LoRA and QLoRA are modelled without ZeRO-Offload; use --offload none")
+        if setup.optimizer == "adafactor":
+            raise InputError("optimizer", "Adafactor over LoRA adapters is not modelled; use adamw, adam, sgd, "
+                                          "sgd-momentum or adamw-8bit")
     if not model.is_transformer:
         if plan.tp > 1 or plan.pp > 1 or plan.cp > 1 or plan.ep > 1:
             raise InputError("tp", "a non-transformer model supports only data parallelism (tp, pp, cp, ep = 1)")

@@ -67,11 +67,35 @@ def estimate_from_options(options: dict, db) -> dict:
     return estimate_from_args(SimpleNamespace(**{**OPTION_DEFAULTS, **options}), db)
 
 
+LORA_OPTIONS = ("lora_rank", "lora_targets", "lora_dtype", "lora_dropout", "qlora_prepare")
+
+
+def finetune_options(args, notes=None) -> dict:
+    """The TrainingSetup's fine-tuning fields from CLI-named options: LoRA options need
+    --finetune lora or qlora, --qlora-prepare needs qlora; unset ones take PEFT's defaults
+    (TrainingSetup's); --qlora-prepare turns gradient checkpointing on, as
+    prepare_model_for_kbit_training does by default (use_gradient_checkpointing=True)."""
+    finetune = getattr(args, "finetune", None) or "full"
+    given = {k: getattr(args, k, None) for k in LORA_OPTIONS if getattr(args, k, None) not in (None, False)}
+    if finetune == "full" and given:
+        key = next(iter(given))
+        raise InputError(key, f"applies to --finetune lora or qlora only; add --finetune lora (or qlora) or remove "
+                              f"--{key.replace('_', '-')}")
+    if given.get("qlora_prepare") and finetune != "qlora":
+        raise InputError("qlora_prepare", "applies to --finetune qlora only (prepare_model_for_kbit_training)")
+    if given.get("qlora_prepare") and args.recompute == "none":
+        args.recompute = "full"
+        if notes is not None:
+            notes.append(Text(QT_TRANSLATE_NOOP("Engine", "prepare_model_for_kbit_training turns gradient "
+                                                          "checkpointing on (full recomputation)")))
+    return {"finetune": finetune, **given}
+
+
 def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     """The TrainingSetup and ParallelPlan for CLI-named options; one place for the defaults
     (recipe from the GPU and framework, attention from the framework, sequence length from
     the preset), shared by estimate, scaling (``dp=1``: the curve grows it) and the GUI."""
-    recipe = args.recipe or default_recipe(hw.gpu, args.framework)
+    recipe = args.recipe or default_recipe(hw.gpu, args.framework, getattr(args, "finetune", None) or "full")
     if not args.recipe and notes is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
@@ -80,7 +104,8 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
                           tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
                           attention=attention, recompute=args.recompute, framework=args.framework,
-                          offload=args.offload, optimizer_impl=args.optimizer_impl)
+                          offload=args.offload, optimizer_impl=args.optimizer_impl,
+                          **finetune_options(args, notes))
     plan = resolve_plan(gpus=None if dp else args.gpus, tp=args.tp, pp=args.pp, dp=dp or args.dp, cp=args.cp,
                         ep=args.ep, zero=args.zero, sequence_parallel=args.sequence_parallel,
                         pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from planner_app.core.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
+from planner_app.core.lora import FINETUNES, LORA_DTYPES
 from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
                                     PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 from planner_app.core.text import QT_TRANSLATE_NOOP
@@ -111,6 +112,25 @@ OPTIONS: tuple[Option, ...] = (
                                                            "fused (Hugging Face Trainer's default on PyTorch 2.8+, "
                                                            "torchtitan), foreach (torch.optim's default) or forloop"),
             OPTIMIZER_IMPLS, "fused", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Optimizer implementation")),
+    _choice("finetune", QT_TRANSLATE_NOOP("Options", "what is trained: every weight (full), LoRA adapters on a frozen "
+                                                     "base (lora, PEFT), or LoRA on a 4-bit NF4 base (qlora, "
+                                                     "bitsandbytes)"),
+            FINETUNES, "full", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Fine-tuning")),
+    _int("lora_rank", QT_TRANSLATE_NOOP("Options", "LoRA rank r (default 8, PEFT's)"), hi=65536, modes=TRAINING,
+         label=QT_TRANSLATE_NOOP("Options", "LoRA rank")),
+    Option("lora_targets", "text", QT_TRANSLATE_NOOP("Options", "modules LoRA adapts, as PEFT's target_modules: names "
+                                                                "separated by commas (q_proj,v_proj) or all-linear "
+                                                                "(default: PEFT's for the model)"),
+           modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA target modules")),
+    _choice("lora_dtype", QT_TRANSLATE_NOOP("Options", "LoRA adapter precision (default fp32: PEFT keeps adapters in "
+                                                       "fp32, autocast_adapter_dtype=True)"), LORA_DTYPES,
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA adapter dtype")),
+    Option("lora_dropout", "float", QT_TRANSLATE_NOOP("Options", "LoRA dropout probability (default 0, PEFT's)"),
+           minimum=0.0, maximum=0.999, modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA dropout")),
+    Option("qlora_prepare", "bool", QT_TRANSLATE_NOOP("Options", "QLoRA with peft.prepare_model_for_kbit_training: "
+                                                                 "fp32 embeddings, norms and output layer, gradient "
+                                                                 "checkpointing on"),
+           False, modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "prepare_model_for_kbit_training")),
     _choice("attention", QT_TRANSLATE_NOOP("Options", "attention kernel (default: flash for megatron, sdpa "
                                                       "otherwise)"), ATTENTIONS,
             label=QT_TRANSLATE_NOOP("Options", "Attention")),
