@@ -78,7 +78,7 @@ def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framew
     mask_bytes = 0.0
     if model.arch != "bert" and (attention == "eager" or mask):
         # masking_utils: eager gets a float mask in the embeddings' dtype, SDPA a bool mask
-        fp32_embeddings = act_kind in ("fp32", "amp") or (lora is not None and lora.prepare)
+        fp32_embeddings = act_kind in ("fp32", "amp") or (lora is not None and lora.prepare)  # lp-amp: bf16
         mask_bytes = (4 if fp32_embeddings else 2) if attention == "eager" else 1
     return ModelProfiles(embed, dense, moe, head, mask_bytes, act_kind == "amp")
 

@@ -27,8 +27,10 @@ class HFOps:
     def __init__(self, kind: str, grad_bytes: int, lora=None):
         self.tr = Trace()
         self.kind = kind
-        self.amp = kind == "amp"
-        self.param_bytes = 2 if kind == "lp" else 4
+        # autocast: over fp32 parameters ("amp") or over 16-bit ones ("lp-amp": Hugging Face
+        # Trainer(bf16=True) on a model loaded in bf16)
+        self.amp = kind in ("amp", "lp-amp")
+        self.param_bytes = 2 if kind in ("lp", "lp-amp") else 4
         self.grad_bytes = grad_bytes
         # LoRA/QLoRA (core/lora.py): the base is frozen, adapters on lora.targets; QLoRA's
         # prepare_model_for_kbit_training keeps embeddings, norms and the output layer in fp32
@@ -76,7 +78,7 @@ class HFOps:
             if adaptable and name.rsplit(".", 1)[-1] in self.lora.targets:
                 out = self._adapter(x, out, out_width, out_slot, name)
             return out
-        if self.amp:
+        if self.amp and self.param_bytes == 4:
             xin = self.lp(x, name + ".in16")
             w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
             w16 = self.new(w_numel, 2, W, name + ".w16")
@@ -84,6 +86,7 @@ class HFOps:
             out = self.new(out_width, 2, out_slot, name + ".out")
             self.tr.op(name, [xin, w16], [out], saved=[xin, w16], gemm=(x.width, out_width, split, 16))
             return out
+        x = self.lp(x, name + ".in16")  # autocast over 16-bit weights casts only an fp32 input
         out = self.new(out_width, x.nbytes, out_slot, name + ".out")
         self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes,
                    gemm=(x.width, out_width, split, 8 * x.nbytes))
@@ -106,7 +109,7 @@ class HFOps:
             bwd[W] = w_numel * lora_mod.QLORA_COMPUTE_BYTES  # dequantised again for the data gradient
             self.tr.op(name, [xin, wd], [out], bwd_temp=bwd, gemm=(x.width, out_width, split, 16, 1))
             return self._cast(out, x.nbytes, name + ".out_cast")
-        if self.amp:
+        if self.amp and self.param_bytes == 4:
             xin = self.lp(x, name + ".in16")
             w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
             w16 = self.new(w_numel, 2, W, name + ".w16", requires_grad=False)
@@ -114,6 +117,7 @@ class HFOps:
             out = self.new(out_width, 2, out_slot, name + ".out")
             self.tr.op(name, [xin, w16], [out], saved=[w16], gemm=(x.width, out_width, split, 16, 1))
             return out
+        x = self.lp(x, name + ".in16")
         out = self.new(out_width, x.nbytes, out_slot, name + ".out")
         self.tr.op(name, [x], [out], gemm=(x.width, out_width, split, 8 * x.nbytes, 1))
         return out
@@ -125,8 +129,8 @@ class HFOps:
         autocast the adapters' GEMMs run in 16 bits on autocast's casts of their inputs."""
         lo = self.lora
         r = lo.rank
-        if self.amp:
-            xa = self.dropout(x, lo.dropout, name + ".lora_dropout")
+        if self.amp:  # PEFT's cast to the adapters' dtype, then autocast's to 16 bits for the GEMM
+            xa = self.dropout(self._cast(x, lo.adapter_bytes, name + ".lora_in"), lo.dropout, name + ".lora_dropout")
             a_in = self.lp(xa, name + ".lora_A.in16")
             ab = 2
         else:

@@ -101,17 +101,19 @@ def resolve_lora(model, finetune: str, rank: int, targets: str, dtype: str, drop
     if dtype not in LORA_DTYPES:
         raise InputError("lora_dtype", f"must be one of {', '.join(LORA_DTYPES)}; got {dtype!r}")
     if finetune == "qlora":
-        if recipe != "bf16":
+        if recipe not in ("bf16", "bf16-autocast"):
             raise InputError("recipe", "QLoRA computes in bf16 over 4-bit weights (bitsandbytes "
-                                       f"bnb_4bit_compute_dtype=bfloat16): use --recipe bf16; got {recipe}")
+                                       "bnb_4bit_compute_dtype=bfloat16): use --recipe bf16-autocast (Trainer) or "
+                                       f"bf16; got {recipe}")
         if model.is_moe:
             raise InputError("finetune", "QLoRA of a mixture-of-experts model is not modelled (transformers 5.x "
                                          "keeps experts in fused tensors, not nn.Linear); use --finetune lora")
-    elif recipe not in ("fp32", "amp-bf16", "amp-fp16", "bf16"):
+    elif recipe not in ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast"):
         raise InputError("recipe", "LoRA trains on a PyTorch model loaded in fp32 (fp32, amp-bf16, amp-fp16) or in "
-                                   f"bf16 (bf16); got {recipe}")
-    if dtype == "bf16" and recipe != "bf16":
-        raise InputError("lora_dtype", f"bf16 adapters need a bf16 base (--recipe bf16); got --recipe {recipe}")
+                                   f"bf16 (bf16-autocast, bf16); got {recipe}")
+    if dtype == "bf16" and recipe not in ("bf16", "bf16-autocast"):
+        raise InputError("lora_dtype", f"bf16 adapters need a bf16 base (--recipe bf16-autocast or bf16); got "
+                                       f"--recipe {recipe}")
     if prepare and finetune != "qlora":
         raise InputError("qlora_prepare", "prepare_model_for_kbit_training applies to --finetune qlora only")
     if not 0.0 <= dropout < 1.0:
@@ -140,6 +142,12 @@ def _target_names(model, targets: str, names: list) -> set:
     output layer), a comma-separated list, or empty for PEFT's default for the architecture."""
     text = (targets or "").strip()
     if text == ALL_LINEAR:
+        if model.is_moe:
+            # measured: PEFT 0.21 on Mixtral (transformers 5.17) also adapts the fused expert weights
+            # (22.5M trainable parameters on mixtral-mini against 0.85M in its linear layers;
+            # tests/data/trainer_runs_h200.json), which the engine does not model
+            raise InputError("lora_targets", f"all-linear on a mixture-of-experts model also adapts the fused expert "
+                                             f"weights, which is not modelled; name the modules ({', '.join(names)})")
         return set(names)
     if not text:
         default = PEFT_DEFAULT_TARGETS.get(model.arch)

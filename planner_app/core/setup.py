@@ -8,7 +8,7 @@ from functools import lru_cache
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
 from planner_app.core.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
-RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "mixed-bf16", "fp8")
+RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast", "mixed-bf16", "fp8")
 OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit")
 ATTENTIONS = ("flash", "sdpa", "eager")
 RECOMPUTES = ("none", "selective", "full")
@@ -29,7 +29,8 @@ class RecipeBytes:
     """Bytes per parameter of each model state, and how activations are computed.
 
     ``act_kind``: ``fp32`` (everything fp32), ``amp`` (fp32 parameters, autocast to 16-bit
-    GEMMs), ``lp`` (16-bit parameters and activations).
+    GEMMs), ``lp`` (16-bit parameters and activations), ``lp-amp`` (16-bit parameters with the
+    forward under autocast: its fp32 list, e.g. layer_norm, runs in fp32).
     """
 
     param: int
@@ -54,6 +55,8 @@ def recipe_bytes(recipe: str, framework: str) -> RecipeBytes:
         return RecipeBytes(4, 4, 0, 4, "amp", 16)
     if recipe == "bf16":
         return RecipeBytes(2, 2, 0, 2, "lp", 16)
+    if recipe == "bf16-autocast":  # bf16 weights, forward under torch.autocast: Trainer(bf16=True) on a bf16 model
+        return RecipeBytes(2, 2, 0, 2, "lp-amp", 16)
     grad = 4 if framework == "megatron" else 2
     if recipe == "mixed-bf16":
         return RecipeBytes(2, grad, 4, 4, "lp", 16)
@@ -212,7 +215,7 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
                                f"got seq-len {setup.seq_len}")
     if plan.sequence_parallel and plan.tp == 1:
         raise InputError("sequence_parallel", "needs tensor parallelism (tp > 1)")
-    if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16"):
+    if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"):
         raise InputError("recipe", "the megatron framework trains with bf16, mixed-bf16 or fp8 (no fp32 weights "
                                    f"or autocast); got {setup.recipe}")
     if setup.global_batch:

@@ -45,11 +45,12 @@ def default_recipe(gpu, framework: str, finetune: str = "full") -> str:
     """bf16 where the GPU has it: PyTorch's autocast over fp32 weights, Megatron/DeepSpeed's
     mixed bf16; GPUs without bf16 (V100, T4) use fp16 autocast. LoRA and QLoRA load the base in
     bf16 (``torch_dtype=torch.bfloat16``, as PEFT's and TRL's examples do; QLoRA's
-    ``bnb_4bit_compute_dtype``) with fp32 adapters."""
+    ``bnb_4bit_compute_dtype``) with fp32 adapters, and Trainer(bf16=True) runs the forward under
+    autocast."""
     if not gpu.bf16_tflops:
         return "amp-fp16"
     if finetune != "full":
-        return "bf16"
+        return "bf16-autocast"
     return "amp-bf16" if framework == "pytorch" else "mixed-bf16"
 
 
