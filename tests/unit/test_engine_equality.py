@@ -42,7 +42,7 @@ def _scenarios(db, rng):
     out = []
     while len(out) < N_SCENARIOS:
         fw = str(rng.choice(["pytorch", "megatron", "deepspeed"]))
-        recipes = [r for r in RECIPES if not (fw == "megatron" and r in ("fp32", "amp-bf16", "amp-fp16"))]
+        recipes = [r for r in RECIPES if not (fw == "megatron" and r in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"))]
         gpu = db.gpu(str(rng.choice(GPUS)))
         recipe = str(rng.choice(recipes))
         if recipe == "fp8" and not gpu.fp8_tflops:
