@@ -75,7 +75,7 @@ def inference_section(out):
 
     runs = load("training_runs_h200.json")["inference"]
     out.append("## Inference memory against real runs (one H200, Hugging Face, bf16, SDPA)\n")
-    out.append("Greedy generation with the model's KV cache (prefill, then one token at a time); measured = "
+    out.append("A hand-written greedy loop over `model(input_ids)` with the model's KV cache (prefill, then one token at a time; `--inference-api forward-loop`); measured = "
                "`max_memory_allocated`.\n")
     out.append("| model | batch | prompt + new | measured GB | estimate GB | error |")
     out.append("|---|---:|---|---:|---:|---:|")

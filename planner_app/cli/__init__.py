@@ -62,7 +62,7 @@ WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_bat
                  "ep", "vp", "zero",
                  "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
                  "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")
-INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
+INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype")
 
 
 def _add_workload_options(p):

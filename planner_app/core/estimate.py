@@ -228,7 +228,7 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                 "source": hw.gpu.source, "retrieved": hw.gpu.retrieved},
         "parallel": {"tp": tp, "gpus": tp},
         "setup": {"batch": setup.batch, "prompt_len": setup.prompt_len, "new_tokens": setup.new_tokens,
-                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype},
+                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype, "inference_api": setup.api},
         "memory": {"peak_bytes": im.peak_bytes, "breakdown": dict(im.breakdown), "fits": bool(im.fits),
                    "kv_cache_bytes": im.kv_cache_bytes, "kv_bytes_per_token": im.kv_bytes_per_token,
                    "device_bytes": im.device_bytes, "capacity_bytes": cap,
@@ -237,8 +237,11 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
         "assumptions": [
             Text(QT_TRANSLATE_NOOP("Engine", "KV cache holds K and V of every layer for prompt + generated tokens "
                                              "(grouped-query: KV heads only; MLA: the compressed latent)")),
-            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as Hugging Face generate: logits for every prompt token "
-                                             "in 16 bits")),
+            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as a hand-written model(input_ids) loop: logits for every "
+                                             "prompt token in 16 bits")) if setup.api == "forward-loop" else
+            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as transformers 5.x model.generate(): logits of the last "
+                                             "token only (logits_to_keep=1), one layer's intermediates for the "
+                                             "whole prompt")),
             Text(QT_TRANSLATE_NOOP("Engine", "weights in {dtype}; embeddings, output layer and norms in 16 bits"),
                  dtype=setup.weights_dtype),
         ],

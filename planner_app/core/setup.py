@@ -21,6 +21,10 @@ PP_SCHEDULES = ("1f1b", "interleaved")
 # default when fused is not asked for) and foreach=False (_single_tensor_adam, per tensor).
 OPTIMIZER_IMPLS = ("fused", "foreach", "forloop")
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+# How one inference batch is run: Hugging Face model.generate() (transformers 5.x computes the
+# prefill's logits for the last position only, logits_to_keep=1) or a hand-written loop calling
+# model(input_ids) (logits for every prompt token).
+INFERENCE_APIS = ("generate", "forward-loop")
 KV_DTYPES = ("bf16", "fp16", "fp8")
 
 
@@ -244,6 +248,7 @@ class InferenceSetup:
     weights_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     attention: str = "flash"
+    api: str = "forward-loop"  # the engine's own default; the CLI/GUI default is generate (service/options.py)
 
     def __post_init__(self):
         require_int("batch", self.batch, 1)
@@ -252,6 +257,7 @@ class InferenceSetup:
         require_choice("weights_dtype", self.weights_dtype, WEIGHT_DTYPES)
         require_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
         require_choice("attention", self.attention, ATTENTIONS)
+        require_choice("inference_api", self.api, INFERENCE_APIS)
 
     @property
     def context_len(self) -> int:

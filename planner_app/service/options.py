@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from planner_app.core.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
 from planner_app.core.lora import FINETUNES, LORA_DTYPES
-from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
+from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
                                     PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 from planner_app.core.text import QT_TRANSLATE_NOOP
 
@@ -185,6 +185,11 @@ OPTIONS: tuple[Option, ...] = (
          modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Prompt length (tokens)")),
     _int("new_tokens", QT_TRANSLATE_NOOP("Options", "inference: generated tokens per sequence"), 128, hi=1 << 24,
          modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "New tokens per request")),
+    _choice("inference_api", QT_TRANSLATE_NOOP("Options", "inference: how the batch is run: Hugging Face "
+                                                          "model.generate() (transformers 5.x keeps the prefill's "
+                                                          "logits for the last token only) or a hand-written "
+                                                          "model(input_ids) loop (logits for every prompt token)"),
+            INFERENCE_APIS, "generate", modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Inference API")),
     _choice("weights_dtype", QT_TRANSLATE_NOOP("Options", "inference: weight precision"), WEIGHT_DTYPES, "bf16",
             modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Weights")),
     _choice("kv_dtype", QT_TRANSLATE_NOOP("Options", "inference: KV-cache precision"), KV_DTYPES, "bf16",
