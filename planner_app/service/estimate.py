@@ -101,11 +101,11 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
     attention = args.attention or default_attention(args.framework)
     seq = args.seq_len or default_seq_len(model, db)
+    finetune = finetune_options(args, notes)  # may turn recomputation on (--qlora-prepare)
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
                           tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
                           attention=attention, recompute=args.recompute, framework=args.framework,
-                          offload=args.offload, optimizer_impl=args.optimizer_impl,
-                          **finetune_options(args, notes))
+                          offload=args.offload, optimizer_impl=args.optimizer_impl, **finetune)
     plan = resolve_plan(gpus=None if dp else args.gpus, tp=args.tp, pp=args.pp, dp=dp or args.dp, cp=args.cp,
                         ep=args.ep, zero=args.zero, sequence_parallel=args.sequence_parallel,
                         pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)

@@ -319,6 +319,10 @@
         <translation>校准配置 {name!r}（{summary}）</translation>
     </message>
     <message>
+        <source>prepare_model_for_kbit_training turns gradient checkpointing on (full recomputation)</source>
+        <translation>prepare_model_for_kbit_training 会开启梯度检查点（完全重计算）</translation>
+    </message>
+    <message>
         <source>recipe {recipe} (default for {gpu} with {framework}; --recipe)</source>
         <translation>精度方案 {recipe}（{gpu} 搭配 {framework} 时的默认值；可用 --recipe 指定）</translation>
     </message>
@@ -467,12 +471,28 @@
         <translation>滑动窗口 &lt;= 序列长度：transformers 会构建显式注意力掩码</translation>
     </message>
     <message>
+        <source>LoRA as PEFT&apos;s get_peft_model: the base frozen, adapters of rank {rank} on {targets} in {dtype} ({n:,} trainable parameters), dropout {dropout:g}; the frozen base keeps no inputs for weight gradients and its backward computes data gradients only</source>
+        <translation>LoRA 按 PEFT 的 get_peft_model 计算：基座冻结，{targets} 上秩为 {rank} 的 {dtype} 适配器（{n:,} 个可训练参数），dropout {dropout:g}；冻结的基座不为权重梯度保存输入，其反向传播只计算数据梯度</translation>
+    </message>
+    <message>
+        <source>MFU of a LoRA step counts the FLOPs it runs: the forward, the base&apos;s data gradients and the adapters&apos; three passes (no weight gradients for the base)</source>
+        <translation>LoRA 步骤的 MFU 按其实际运行的 FLOPs 计算：前向、基座的数据梯度和适配器的三次计算（基座没有权重梯度）</translation>
+    </message>
+    <message>
+        <source>QLoRA: the layers&apos; linear weights as bitsandbytes Linear4bit (NF4, double quantization: {bpp:.4f} bytes per weight), dequantized to bf16 for each GEMM in forward and backward; embeddings, norms and the output layer in {bits} bits</source>
+        <translation>QLoRA：各层线性权重为 bitsandbytes Linear4bit（NF4，双重量化：每个权重 {bpp:.4f} 字节），前向和反向的每次 GEMM 都反量化为 bf16；嵌入层、归一化层和输出层为 {bits} 位</translation>
+    </message>
+    <message>
         <source>KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; MLA: the compressed latent)</source>
         <translation>KV 缓存保存每一层提示词与生成 token 的 K 和 V（分组查询注意力：仅 KV 头；MLA：压缩后的潜向量）</translation>
     </message>
     <message>
-        <source>prefill peak as Hugging Face generate: logits for every prompt token in 16 bits</source>
-        <translation>预填充峰值按 Hugging Face generate 计算：每个提示词 token 的 logits 为 16 位</translation>
+        <source>prefill peak as a hand-written model(input_ids) loop: logits for every prompt token in 16 bits</source>
+        <translation>预填充峰值按手写的 model(input_ids) 循环计算：每个提示词 token 的 logits 为 16 位</translation>
+    </message>
+    <message>
+        <source>prefill peak as transformers 5.x model.generate(): logits of the last token only (logits_to_keep=1), one layer&apos;s intermediates for the whole prompt</source>
+        <translation>预填充峰值按 transformers 5.x 的 model.generate() 计算：只有最后一个 token 的 logits（logits_to_keep=1），以及整个提示词在一层中的中间结果</translation>
     </message>
     <message>
         <source>weights in {dtype}; embeddings, output layer and norms in 16 bits</source>
@@ -926,6 +946,54 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>优化器实现</translation>
     </message>
     <message>
+        <source>what is trained: every weight (full), LoRA adapters on a frozen base (lora, PEFT), or LoRA on a 4-bit NF4 base (qlora, bitsandbytes)</source>
+        <translation>训练哪些参数：全部权重（full）、冻结基座上的 LoRA 适配器（lora，PEFT），或 4 位 NF4 基座上的 LoRA（qlora，bitsandbytes）</translation>
+    </message>
+    <message>
+        <source>Fine-tuning</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>LoRA rank r (default 8, PEFT&apos;s)</source>
+        <translation>LoRA 秩 r（默认 8，与 PEFT 一致）</translation>
+    </message>
+    <message>
+        <source>LoRA rank</source>
+        <translation>LoRA 秩</translation>
+    </message>
+    <message>
+        <source>modules LoRA adapts, as PEFT&apos;s target_modules: names separated by commas (q_proj,v_proj) or all-linear (default: PEFT&apos;s for the model)</source>
+        <translation>LoRA 适配的模块，即 PEFT 的 target_modules：用逗号分隔的模块名（q_proj,v_proj）或 all-linear（默认：PEFT 对该模型的默认值）</translation>
+    </message>
+    <message>
+        <source>LoRA target modules</source>
+        <translation>LoRA 目标模块</translation>
+    </message>
+    <message>
+        <source>LoRA adapter precision (default fp32: PEFT keeps adapters in fp32, autocast_adapter_dtype=True)</source>
+        <translation>LoRA 适配器精度（默认 fp32：PEFT 以 fp32 保存适配器，autocast_adapter_dtype=True）</translation>
+    </message>
+    <message>
+        <source>LoRA adapter dtype</source>
+        <translation>LoRA 适配器数据类型</translation>
+    </message>
+    <message>
+        <source>LoRA dropout probability (default 0, PEFT&apos;s)</source>
+        <translation>LoRA dropout 概率（默认 0，与 PEFT 一致）</translation>
+    </message>
+    <message>
+        <source>LoRA dropout</source>
+        <translation>LoRA dropout</translation>
+    </message>
+    <message>
+        <source>QLoRA with peft.prepare_model_for_kbit_training: fp32 embeddings, norms and output layer, gradient checkpointing on</source>
+        <translation>QLoRA 使用 peft.prepare_model_for_kbit_training：嵌入层、归一化层和输出层为 fp32，并开启梯度检查点</translation>
+    </message>
+    <message>
+        <source>prepare_model_for_kbit_training</source>
+        <translation>prepare_model_for_kbit_training</translation>
+    </message>
+    <message>
         <source>attention kernel (default: flash for megatron, sdpa otherwise)</source>
         <translation>注意力内核（默认：megatron 用 flash，其余用 sdpa）</translation>
     </message>
@@ -1116,6 +1184,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>New tokens per request</source>
         <translation>每个请求生成的 token 数</translation>
+    </message>
+    <message>
+        <source>inference: how the batch is run: Hugging Face model.generate() (transformers 5.x keeps the prefill&apos;s logits for the last token only) or a hand-written model(input_ids) loop (logits for every prompt token)</source>
+        <translation>推理：批次的运行方式：Hugging Face model.generate()（transformers 5.x 在预填充阶段只保留最后一个 token 的 logits）或手写的 model(input_ids) 循环（每个提示词 token 都有 logits）</translation>
+    </message>
+    <message>
+        <source>Inference API</source>
+        <translation>推理接口</translation>
     </message>
     <message>
         <source>inference: weight precision</source>
@@ -2173,6 +2249,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>e.g. 1e12 (optional)</source>
         <translation>例如 1e12（可选）</translation>
+    </message>
+    <message>
+        <source>PEFT&apos;s default for the model</source>
+        <translation>PEFT 对该模型的默认值</translation>
     </message>
     <message>
         <source>Target tokens/s</source>

@@ -200,3 +200,12 @@ def test_progress_is_reported(app, db, tmp_path):
                  progress=lambda f, t: seen.append((f, t)))
     fr = [f for f, _ in seen]
     assert fr == sorted(fr) and fr[-1] == 1.0 and len(seen) >= 3 and all(isinstance(t, str) for _, t in seen)
+
+
+def test_every_input_label_of_the_report_has_a_chinese_name():
+    """The report's inputs table names the workload's options by the option table's labels; each
+    has a zh_CN entry in the report's catalogue (a new option cannot land untranslated)."""
+    from planner_app.report.html import WORKLOAD_LABELS
+    from planner_app.report.zh_cn import STRINGS
+    missing = [label for _, label, _ in WORKLOAD_LABELS if label not in STRINGS]
+    assert not missing, missing

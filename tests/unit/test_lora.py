@@ -130,3 +130,10 @@ def test_moe_all_linear_is_refused_not_guessed():
     assert e.value.field == "lora_targets"
     assert resolve_lora(model, "lora", 16, "q_proj,k_proj,v_proj,o_proj", "fp32").targets == (
         "k_proj", "o_proj", "q_proj", "v_proj")
+
+
+def test_qlora_prepare_turns_gradient_checkpointing_on(db):
+    est = estimate_from_options({"model": "llama-2-7b", "gpu": "h100-sxm", "finetune": "qlora",
+                                 "qlora_prepare": True}, db)
+    assert est["setup"]["recompute"] == "full"
+    assert any("prepare_model_for_kbit_training turns gradient checkpointing on" in a for a in est["assumptions"])
