@@ -111,7 +111,10 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
                          embed_dropout=_float(cfg, "hidden_dropout_prob", 0.1), **common)
     h = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
-    kv = _int(cfg, "num_key_value_heads", default=heads)
+    # a missing num_key_value_heads takes the class default (configuration_mistral.py and
+    # _mixtral.py: 8, _qwen2.py: 32, _llama.py: the number of heads); null means the heads
+    kv_default = {"mistral": 8, "mixtral": 8, "qwen2": 32}.get(mt) if "num_key_value_heads" not in cfg else None
+    kv = _int(cfg, "num_key_value_heads", default=kv_default or heads)
     head_dim = _int(cfg, "head_dim", default=0, required=False)
     llama_kw = dict(hidden=h, layers=_int(cfg, "num_hidden_layers"), heads=heads, kv_heads=kv,
                     head_dim=head_dim, max_positions=_int(cfg, "max_position_embeddings", default=0, required=False),

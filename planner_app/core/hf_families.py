@@ -205,7 +205,8 @@ def family_config(m) -> dict:
     mt = m.family
     d = {"model_type": mt, "hidden_size": m.hidden, "num_hidden_layers": m.layers, "num_attention_heads": m.heads,
          "vocab_size": m.vocab, "tie_word_embeddings": m.tied_embeddings, "attention_dropout": m.attn_dropout,
-         "max_position_embeddings": max(m.max_positions, 4096)}
+         "max_position_embeddings": max(m.max_positions, 4096),
+         "pad_token_id": None}  # class defaults (Phi-3: 32000) may lie outside an edited vocabulary
     if mt in NEOX_FAMILIES:
         if mt == "gpt_neox":
             d.update(intermediate_size=m.ffn_hidden, attention_bias=m.qkv_bias, use_parallel_residual=m.parallel_block,
