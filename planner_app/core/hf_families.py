@@ -67,7 +67,8 @@ def _llama_family(c: dict, mt: str, name: str) -> dict:
     kw = _common(c, mt, name)
     heads = kw["heads"]
     kw.update(kv_heads=get_int(c, "num_key_value_heads", default=heads, minimum=1),
-              head_dim=get_int(c, "head_dim", default=0, required=False), position="rope", norm="rmsnorm",
+              head_dim=get_int(c, "head_dim", minimum=1) if c.get("head_dim") is not None else 0,
+              position="rope", norm="rmsnorm",
               mlp="swiglu", rotary_fraction=rotary_fraction(c, TYPE_DEFAULTS.get(mt, {}).get("partial_rotary_factor", 1.0)))
     bias = get_bool(c, "attention_bias", False)
     if mt != "phi3":  # Phi3Attention: qkv_proj and o_proj without bias, whatever attention_bias says

@@ -64,7 +64,7 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
     w = weight_bytes(model, setup.weights_dtype, tp)
     ctx = setup.context_len
-    cached = min(ctx, model.sliding_window) if model.sliding_window else ctx
+    cached = model.attended_context(ctx)  # sliding-window layers keep only the window's keys and values
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     kv = kv_tok * cached * setup.batch
     # prefill: logits for every prompt token (16-bit, vocab split by TP) and the MLP's

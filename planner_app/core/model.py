@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
@@ -194,6 +196,17 @@ class ModelSpec:
         if not self.sliding_window:
             return 0
         return self.sliding_window_layers or self.layers
+
+    def attended_context(self, ctx):
+        """Keys one query attends to (or KV entries a sequence keeps), averaged over the
+        layers: ``min(ctx, sliding_window)`` on the windowed layers, ``ctx`` on the others
+        (Gemma 2 and gpt-oss alternate, Gemma 3 has five windowed layers in six). Scalar or array."""
+        if not self.sliding_window:
+            return ctx
+        if self.window_layers == self.layers:
+            return min(ctx, self.sliding_window) if np.ndim(ctx) == 0 else np.minimum(ctx, self.sliding_window)
+        share = self.window_layers / self.layers
+        return share * np.minimum(ctx, self.sliding_window) + (1.0 - share) * ctx
 
     @property
     def shared_ffn_hidden(self) -> int:
