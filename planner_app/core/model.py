@@ -27,6 +27,10 @@ NORM_LAYOUTS = ("pre", "sandwich", "post")
 # RMSNorm on queries and keys: none, per head over head_dim (Qwen3, Gemma 3), or over the
 # whole projection width (OLMo-2: q_norm over heads*head_dim, k_norm over kv_heads*head_dim).
 QK_NORMS = ("none", "head", "full")
+# Families whose transformers implementation has no SDPA path (``_supports_sdpa = False`` in
+# modeling_gemma2.py: "sdpa does not support softcapping"; modeling_gpt_oss.py: the sinks):
+# transformers runs them eager unless FlashAttention (or flex) is asked for.
+NO_SDPA_FAMILIES = ("gemma2", "gpt_oss")
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,10 @@ class ModelSpec:
         if self.arch == "deepseek":
             return self.heads * self.v_head_dim
         return self.heads * self.head_dim
+
+    @property
+    def sdpa_supported(self) -> bool:
+        return self.family not in NO_SDPA_FAMILIES
 
     @property
     def window_layers(self) -> int:

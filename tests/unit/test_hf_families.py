@@ -194,3 +194,22 @@ def test_model_spec_structure_fields_are_checked(change, field):
     with pytest.raises(InputError) as e:
         ModelSpec(**base, **change)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("name", ["gemma-2-9b", "gpt-oss-20b"])
+def test_families_without_sdpa_default_to_eager_and_refuse_sdpa(capsys, name):
+    path = os.path.join(HF, name + ".json")
+    rc, out, err = run(capsys, "estimate", "--model", path, "--gpu", "h200", "--json")
+    assert rc == 0, err
+    j = json.loads(out)
+    assert j["setup"]["attention"] == "eager"
+    assert any("without SDPA" in a for a in j["assumptions"])
+    rc, out, err = run(capsys, "estimate", "--model", path, "--gpu", "h200", "--attention", "sdpa")
+    assert rc == 2 and "--attention" in err and "SDPA" in err and len(err.strip().splitlines()) == 1
+    rc, out, err = run(capsys, "estimate", "--model", path, "--gpu", "h200", "--attention", "flash", "--json")
+    assert rc == 0 and json.loads(out)["setup"]["attention"] == "flash"
+
+
+def test_gemma3_keeps_sdpa():
+    rc = main(["estimate", "--model", os.path.join(HF, "gemma-3-1b.json"), "--gpu", "h200", "--attention", "sdpa"])
+    assert rc == 0
