@@ -43,7 +43,7 @@ def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
     if model.arch == "deepseek":
         per_layer = (model.kv_lora_rank + model.qk_rope_dim) * b  # latent cache is not split by TP
         return model.layers * per_layer
-    kv_heads_per_gpu = max(1.0, model.kv_heads / tp)  # KV heads are replicated when tp > kv_heads
+    kv_heads_per_gpu = max(1.0, model.kv_cache_heads / tp)  # KV heads are replicated when tp > kv_heads
     return model.layers * 2 * kv_heads_per_gpu * model.head_dim * b
 
 

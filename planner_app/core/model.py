@@ -366,6 +366,28 @@ class ModelSpec:
             n += h * h
         return n
 
+    def layer_count_changes(self, layers: int) -> dict:
+        """The per-layer counts that follow a new number of layers (an edited dimension): the
+        windowed layers keep their share (Gemma 3: 5 in 6) and at least one layer of each kind;
+        leading dense layers are cut to the new depth."""
+        out = {}
+        if self.sliding_window_layers:
+            share = round(self.sliding_window_layers * layers / self.layers)
+            out["sliding_window_layers"] = min(layers - 1, max(1, share)) if layers > 1 else 0
+        if self.dense_layers > layers:
+            out["dense_layers"] = layers
+        return out
+
+    @property
+    def kv_cache_heads(self) -> int:
+        """Key/value heads transformers' cache holds: FalconAttention broadcasts grouped K/V to
+        every head before ``cache.update`` under the new decoder architecture (modeling_falcon.py:
+        ``num_kv_heads = self.num_heads if self.new_decoder_architecture``), so Falcon-40B's
+        generate() caches 128 heads, not 8; multi-query Falcon-7B caches one."""
+        if self.family == "falcon" and self.kv_heads > 1:
+            return self.heads
+        return self.kv_heads
+
     def with_changes(self, **changes) -> "ModelSpec":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)

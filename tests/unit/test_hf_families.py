@@ -213,3 +213,21 @@ def test_families_without_sdpa_default_to_eager_and_refuse_sdpa(capsys, name):
 def test_gemma3_keeps_sdpa():
     rc = main(["estimate", "--model", os.path.join(HF, "gemma-3-1b.json"), "--gpu", "h200", "--attention", "sdpa"])
     assert rc == 0
+
+
+def test_falcon_40b_generate_caches_every_head(capsys):
+    # FalconAttention broadcasts the 8 KV heads to all 128 before cache.update (new decoder architecture)
+    rc, out, err = run(capsys, "estimate", "--model", os.path.join(HF, "falcon-40b.json"), "--gpu", "h200",
+                       "--mode", "inference", "--batch", "1", "--prompt-len", "2047", "--new-tokens", "1", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["memory"]["kv_cache_bytes"] == 60 * 2 * 128 * 64 * 2 * 2048
+    assert load_hf_config(os.path.join(HF, "falcon-7b.json")).kv_cache_heads == 1  # multi-query: one head
+    assert load_hf_config(os.path.join(HF, "gpt-oss-20b.json")).kv_cache_heads == 8
+
+
+@pytest.mark.parametrize("name,layers,windowed", [("gemma-3-12b-text", 12, 10), ("gemma-2-9b", 10, 5),
+                                                  ("gpt-oss-20b", 1, 1), ("mistral-7b", 8, 8)])
+def test_editing_the_depth_keeps_the_window_pattern(name, layers, windowed):
+    m = load_hf_config(os.path.join(HF, name + ".json"))
+    edited = m.with_changes(layers=layers, **m.layer_count_changes(layers))
+    assert edited.window_layers == windowed  # gpt-oss's one layer is its first, a windowed one
