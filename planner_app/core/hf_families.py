@@ -57,7 +57,8 @@ def _common(c: dict, mt: str, name: str) -> dict:
     return dict(name=name, family=mt, vocab=get_int(c, "vocab_size", minimum=1), layers=layers,
                 hidden=get_int(c, "hidden_size", minimum=1), heads=get_int(c, "num_attention_heads", minimum=1),
                 max_positions=get_int(c, "max_position_embeddings", default=0, required=False),
-                tied_embeddings=get_bool(c, "tie_word_embeddings", False), attn_dropout=get_prob(c, "attention_dropout", 0.0),
+                tied_embeddings=get_bool(c, "tie_word_embeddings", False),
+                attn_dropout=get_prob(c, "attention_dropout", 0.0),
                 sliding_window=window, sliding_window_layers=window_layers if window_layers < layers else 0,
                 source="Hugging Face config.json")
 
@@ -68,8 +69,8 @@ def _llama_family(c: dict, mt: str, name: str) -> dict:
     heads = kw["heads"]
     kw.update(kv_heads=get_int(c, "num_key_value_heads", default=heads, minimum=1),
               head_dim=get_int(c, "head_dim", minimum=1) if c.get("head_dim") is not None else 0,
-              position="rope", norm="rmsnorm",
-              mlp="swiglu", rotary_fraction=rotary_fraction(c, TYPE_DEFAULTS.get(mt, {}).get("partial_rotary_factor", 1.0)))
+              position="rope", norm="rmsnorm", mlp="swiglu",
+              rotary_fraction=rotary_fraction(c, TYPE_DEFAULTS.get(mt, {}).get("partial_rotary_factor", 1.0)))
     bias = get_bool(c, "attention_bias", False)
     if mt != "phi3":  # Phi3Attention: qkv_proj and o_proj without bias, whatever attention_bias says
         kw.update(qkv_bias=bias, out_bias=bias and mt != "glm4")  # Glm4Attention: o_proj bias=False
