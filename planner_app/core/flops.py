@@ -29,7 +29,8 @@ def layer_gemm_flops_per_token(model, moe_layer: bool) -> float:
         attn = h * (model.q_width + 2 * model.kv_width) + model.q_width * h
     mats = 3 if model.mlp == "swiglu" else 2
     if moe_layer:
-        mlp = model.experts * h + mats * h * model.expert_ffn_hidden * (model.top_k + model.shared_experts)
+        shared = mats * h * model.shared_ffn_hidden + (h if model.shared_expert_gate else 0)
+        mlp = model.experts * h + mats * h * model.expert_ffn_hidden * model.top_k + shared
     else:
         mlp = mats * h * model.ffn_hidden
     return 2.0 * (attn + mlp)
@@ -41,8 +42,7 @@ def attention_flops_per_token(model, seq_len: int) -> float:
         per_key = 2 * model.heads * (model.qk_nope_dim + model.qk_rope_dim) + 2 * model.heads * model.v_head_dim
     else:
         per_key = 2 * model.q_width + 2 * model.heads * model.head_dim
-    window = min(seq_len, model.sliding_window) if model.sliding_window else seq_len
-    return per_key * window
+    return per_key * model.attended_context(seq_len)  # sliding-window layers attend to the window only
 
 
 def forward_flops_per_token(model, seq_len: int) -> float:

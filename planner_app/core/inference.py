@@ -45,7 +45,7 @@ def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
     if model.arch == "deepseek":
         per_layer = (model.kv_lora_rank + model.qk_rope_dim) * b  # latent cache is not split by TP
         return model.layers * per_layer
-    kv_heads_per_gpu = max(1.0, model.kv_heads / tp)  # KV heads are replicated when tp > kv_heads
+    kv_heads_per_gpu = max(1.0, model.kv_cache_heads / tp)  # KV heads are replicated when tp > kv_heads
     return model.layers * 2 * kv_heads_per_gpu * model.head_dim * b
 
 
@@ -88,7 +88,7 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
     w = weight_bytes(model, setup.weights_dtype, tp)
     ctx = setup.context_len
-    cached = min(ctx, model.sliding_window) if model.sliding_window else ctx
+    cached = model.attended_context(ctx)  # sliding-window layers keep only the window's keys and values
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     kv = kv_tok * cached * setup.batch
     prompt_tokens = setup.batch * setup.prompt_len

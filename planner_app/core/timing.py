@@ -435,8 +435,7 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     prefill_s = max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     mean_ctx = setup.prompt_len + setup.new_tokens / 2
-    if model.sliding_window:
-        mean_ctx = min(mean_ctx, model.sliding_window)
+    mean_ctx = model.attended_context(mean_ctx)
     decode_bytes = w + b * mean_ctx * kv_tok
     decode_flops = (2 * active + model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx) * b / tp
     t_mem = decode_bytes / bw

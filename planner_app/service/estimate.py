@@ -13,8 +13,8 @@ from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 # The estimate options, their defaults and the modes they apply to are declared once in
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).
 from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
-from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
-                                         resolve_model, resolve_plan)
+from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
+                                         resolve_hardware, resolve_model, resolve_plan)
 
 
 def load_calibration(name):
@@ -99,7 +99,11 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     if not args.recipe and notes is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
-    attention = args.attention or default_attention(args.framework)
+    attention = args.attention or default_attention(args.framework, model)
+    check_attention(model, attention, args.framework)
+    if not args.attention and attention != default_attention(args.framework) and notes is not None:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "attention eager: transformers runs {family} without SDPA "
+                                                      "(--attention flash for FlashAttention-2)"), family=model.family))
     seq = args.seq_len or default_seq_len(model, db)
     finetune = finetune_options(args, notes)  # may turn recomputation on (--qlora-prepare)
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,

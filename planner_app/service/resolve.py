@@ -54,9 +54,19 @@ def default_recipe(gpu, framework: str, finetune: str = "full") -> str:
     return "amp-bf16" if framework == "pytorch" else "mixed-bf16"
 
 
-def default_attention(framework: str) -> str:
-    """Flash attention under Megatron (its fused kernels); PyTorch's SDPA elsewhere."""
-    return "flash" if framework == "megatron" else "sdpa"
+def default_attention(framework: str, model=None) -> str:
+    """Flash attention under Megatron (its fused kernels); PyTorch's SDPA elsewhere, except
+    for the families transformers runs without SDPA (Gemma 2, gpt-oss: eager, its fallback)."""
+    if framework == "megatron":
+        return "flash"
+    return "eager" if model is not None and not getattr(model, "sdpa_supported", True) else "sdpa"
+
+
+def check_attention(model, attention: str, framework: str) -> None:
+    """Refuse ``--attention sdpa`` for a family transformers cannot run with SDPA."""
+    if framework != "megatron" and attention == "sdpa" and not getattr(model, "sdpa_supported", True):
+        raise InputError("attention", f"transformers has no SDPA path for {model.family} (_supports_sdpa = False in "
+                                      f"modeling_{model.family}.py); use eager or flash")
 
 
 @dataclass

@@ -14,8 +14,8 @@ from planner_app.core.errors import InputError
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
-                                         resolve_model)
+from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
+                                         resolve_hardware, resolve_model)
 
 OPTIMIZER_LABELS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "sgd-momentum": "SGD with momentum",
                     "adafactor": "Adafactor", "adamw-8bit": "8-bit AdamW"}
@@ -95,7 +95,7 @@ class SearchOutput:
     notes: list = field(default_factory=list)  # the defaults taken and the profile (in ``assumptions`` too)
 
 
-def _workload_defaults(request: SearchRequest, candidates: list[Candidate]):
+def _workload_defaults(request: SearchRequest, candidates: list[Candidate], model=None):
     """(recipe groups, framework, optimizer, attention, notes): what was given, else what
     ``estimate`` would use for the same workload. The recipe groups map each recipe to its
     candidates: one group when a recipe is given or the machines share a default, else one per
@@ -104,7 +104,9 @@ def _workload_defaults(request: SearchRequest, candidates: list[Candidate]):
 
     framework = request.framework or OPTION_DEFAULTS["framework"]
     optimizer = request.optimizer or OPTION_DEFAULTS["optimizer"]
-    attention = request.attention or default_attention(framework)
+    attention = request.attention or default_attention(framework, model)
+    if model is not None:
+        check_attention(model, attention, framework)
     if request.recipe:
         return {request.recipe: list(candidates)}, framework, optimizer, attention, []
     groups: dict[str, list[Candidate]] = {}
@@ -138,7 +140,7 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
         cands += build_candidates(db, None, insts, request.fabric, cny, profile)
     if gpus or not cands:
         cands += build_candidates(db, gpus, None, request.fabric, cny, profile)
-    groups, framework, optimizer, attention, notes = _workload_defaults(request, cands)
+    groups, framework, optimizer, attention, notes = _workload_defaults(request, cands, model)
     if cancelled is not None and cancelled():
         return None
     if progress:

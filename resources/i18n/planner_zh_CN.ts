@@ -327,6 +327,10 @@
         <translation>精度方案 {recipe}（{gpu} 搭配 {framework} 时的默认值；可用 --recipe 指定）</translation>
     </message>
     <message>
+        <source>attention eager: transformers runs {family} without SDPA (--attention flash for FlashAttention-2)</source>
+        <translation>注意力 eager：transformers 运行 {family} 时不支持 SDPA（FlashAttention-2 请用 --attention flash）</translation>
+    </message>
+    <message>
         <source>full recomputation</source>
         <translation>完全重计算</translation>
     </message>

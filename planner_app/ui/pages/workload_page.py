@@ -258,6 +258,8 @@ class WorkloadPage(QWidget):
         if changes.get("hidden") and changes.get("heads") and changes["hidden"] % changes["heads"]:
             self.error.setText(self.tr("hidden size must be a multiple of attention heads"))
             return
+        if changes.get("layers") and changes["layers"] != self._base_model.layers:
+            changes.update(self._base_model.layer_count_changes(changes["layers"]))
         try:
             m = replace(self._base_model, **changes)
             cfg = model_to_hf_config(m)
