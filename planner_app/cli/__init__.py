@@ -137,6 +137,7 @@ def build_parser(document: bool = True) -> Parser:
     # estimate's options keep estimate's declarations; left unset, the search service takes
     # estimate's defaults (OPTION_DEFAULTS, default_recipe)
     add_arguments(sr, ("model", "tokens", "seq_len", "global_batch", "recipe", "framework", "optimizer_impl",
+                       "finetune", "lora_rank", "lora_targets", "lora_dtype", "lora_dropout", "qlora_prepare",
                        "calibration", "fabric", "cny_per_usd"), required=("model", "tokens"))
     add_arguments(sr, (own["max_gpus"],), required=("max_gpus",))
     add_arguments(sr, (own["deadline_days"], own["budget_usd"]))

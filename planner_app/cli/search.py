@@ -26,7 +26,9 @@ def search_request(args) -> SearchRequest:
                          budget_usd=args.budget_usd, objective=args.objective, top=args.top,
                          price_basis=args.price, fabric=args.fabric, cny_per_usd=args.cny_per_usd,
                          min_headroom_fraction=args.min_headroom_pct / 100,
-                         calibration=getattr(args, "calibration", None))
+                         calibration=getattr(args, "calibration", None),
+                         **{k: getattr(args, k, None) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
+                                                                "lora_dropout", "qlora_prepare")})
 
 
 def run_search(args) -> int:

@@ -42,6 +42,8 @@ def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, dea
                          seq_len=w.get("seq_len"), global_batch=w.get("global_batch"), recipe=w.get("recipe"),
                          framework=w.get("framework"), optimizer=w.get("optimizer"), attention=w.get("attention"),
                          optimizer_impl=w.get("optimizer_impl"),
+                         **{k: w.get(k) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
+                                                  "lora_dropout", "qlora_prepare")},
                          deadline_days=deadline, budget_usd=budget, objective=objective, top=top,
                          price_basis=price_basis, cny_per_usd=sc.get("cny_per_usd"),
                          calibration=sc.get("calibration"),
