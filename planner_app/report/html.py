@@ -304,7 +304,8 @@ class _Doc:
                 continue
             date = (p.instance or {}).get("price_date") or "-"
             if not any(v is not None for v in p.cost_by_price.values()):
-                rows.append([self.e(p.name), "-", "-", "-", "-", self.e(s("no price (bare GPU)"))])
+                why = s("no price (bare GPU)") if p.instance is None else s("the provider publishes no price")
+                rows.append([self.e(p.name), "-", "-", "-", "-", self.e(why)])
                 continue
             src = _price_source(p)
             if src is not None and src.converted:  # the row's prices are CNY, shown converted to USD

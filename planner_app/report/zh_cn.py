@@ -121,6 +121,7 @@ STRINGS = {
     "Spot": "竞价",
     "Prices dated": "价格日期",
     "no price (bare GPU)": "无价格（单独 GPU）",
+    "the provider publishes no price": "云厂商未公布价格",
     "set in the scenario": "在场景中设定",
     "the built-in default, not a dated market rate": "内置默认值，并非某一日期的市场汇率",
     "¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).":
