@@ -42,12 +42,15 @@ def test_every_priced_row_names_its_currency_date_and_source():
         assert r["source_url"].startswith("http"), where
 
 
-def test_china_region_rows_are_priced_in_cny_with_a_reason_when_not():
+def test_china_region_rows_are_priced_with_a_reason_when_not():
     china = [r for r in _rows("instances") if CHINA_REGION.match(r["region"])]
     priced = [r for r in china if r["price_on_demand_hr"].strip()]
-    # issue 17 asks for 50 priced China-region instances; the shipped data has them (one provider so far)
+    # issue 17 asks for 50 priced China-region instances from 4 providers; the data has 50+ from 2 so far
     assert len(priced) >= 50
-    assert all(r["currency"] == "CNY" for r in priced)
+    assert len({r["provider"] for r in priced}) >= 2
+    # CNY from the China sites; USD only where the provider's international site publishes the price
+    for r in priced:
+        assert r["currency"] == "CNY" or (r["currency"] == "USD" and "International" in r["notes"]), r["instance_id"]
     for r in china:
         if not any(r[c].strip() for c in PRICE_COLS):
             assert "price" in r["notes"].lower(), f"{r['instance_id']}: an unpriced row must say why"
@@ -76,7 +79,7 @@ def test_specs_instances_json_lists_the_china_rows_with_currency(capsys):
     rows = json.loads(out)
     china = [r for r in rows if CHINA_REGION.match(r["region"]) and r["price_on_demand_hr"] is not None]
     assert len(china) >= 50
-    assert {r["currency"] for r in china} == {"CNY"}
+    assert {r["currency"] for r in china} <= {"CNY", "USD"} and "CNY" in {r["currency"] for r in china}
     assert all(r["price_date"] for r in china)
 
 
