@@ -918,6 +918,34 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
     </message>
     <message>
+        <source>your rate</source>
+        <translation>您设定的汇率</translation>
+    </message>
+    <message>
+        <source>default rate</source>
+        <translation>默认汇率</translation>
+    </message>
+    <message>
+        <source>¥ CNY price of {date}</source>
+        <translation>¥ 人民币价格（{date}）</translation>
+    </message>
+    <message>
+        <source>converted at {rate} CNY/USD ({how})</source>
+        <translation>按 {rate} 人民币/美元换算（{how}）</translation>
+    </message>
+    <message>
+        <source>$ USD price of {date}</source>
+        <translation>$ 美元价格（{date}）</translation>
+    </message>
+    <message>
+        <source>{days} days old: may be stale</source>
+        <translation>已有 {days} 天，可能已过时</translation>
+    </message>
+    <message>
+        <source>the provider publishes no price for this instance</source>
+        <translation>云厂商未公布该实例的价格</translation>
+    </message>
+    <message>
         <source>1-yr reserved</source>
         <translation>1 年预留</translation>
     </message>

@@ -1,0 +1,45 @@
+"""Issue 17 in the GUI: the Plan page names the currency, date and exchange rate of a plan's
+price, says when a chosen instance has no published price, and tells apart an instance sold
+in two regions."""
+import os
+
+import pytest
+
+from planner_app import scenario
+
+EXAMPLE = os.path.join(scenario.example_dir(), "china-70b-pretraining-aws-alibaba-tencent.json")
+
+
+def _show(window, qtbot, index):
+    page = window.plan_page
+    with qtbot.waitSignal(page.estimated, timeout=30000):
+        page.plan_combo.setCurrentIndex(index)
+    return page.numbers["cost"].text()
+
+
+@pytest.fixture
+def china(window, qtbot):
+    window.nav.setCurrentRow(1)
+    with qtbot.waitSignal(window.plan_page.estimated, timeout=30000):
+        window.doc.load_data(scenario.load(EXAMPLE), dirty=False)
+    return window
+
+
+def test_plan_page_names_currency_date_and_rate(china, qtbot):
+    page = china.plan_page
+    ali = _show(china, qtbot, 1)
+    assert page.hardware.currentData() == "instance:Alibaba Cloud:cn-beijing:ecs.gn7-c13g1.26xlarge"
+    assert "CNY&nbsp;price&nbsp;of&nbsp;2024\u201112\u201131" in ali and "7.10&nbsp;CNY/USD" in ali
+    assert "default&nbsp;rate" in ali and "may&nbsp;be&nbsp;stale" in ali
+    aws = _show(china, qtbot, 0)
+    assert "USD&nbsp;price&nbsp;of" in aws and "CNY" not in aws
+    tencent = _show(china, qtbot, 2)  # GT4: no price on either Tencent site
+    assert "publishes no price" in tencent
+
+
+def test_an_instance_in_two_regions_is_two_choices(china):
+    keys = [china.plan_page.hardware.itemData(i) for i in range(china.plan_page.hardware.count())]
+    both = [k for k in keys if k.endswith(":ecs.gn7e-c16g1.32xlarge")]
+    assert both == ["instance:Alibaba Cloud:cn-beijing:ecs.gn7e-c16g1.32xlarge",
+                    "instance:Alibaba Cloud:cn-shanghai:ecs.gn7e-c16g1.32xlarge"]
+    assert "instance:p5.48xlarge" in keys  # a unique id keeps its short key
