@@ -49,7 +49,7 @@ class PriceSource:
         age = self.age_days(today)
         when = f"dated {self.date}" if self.date else "undated"
         if age is not None:
-            when += f" ({age} days old" + (", may be stale)" if age > STALE_AFTER_DAYS else ")")
+            when += f" ({age} day{'' if age == 1 else 's'} old" + (", may be stale)" if age > STALE_AFTER_DAYS else ")")
         text = f"{self.currency} price {when}"
         if self.converted:
             text += f", converted at {self.rate_text()}"
