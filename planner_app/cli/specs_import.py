@@ -1,6 +1,6 @@
 """``gpu-planner specs import FILE --provider P [--region R] [--price-date D] [--dry-run]``:
-refresh instance rows and prices from a SkyPilot catalog ``vms.csv`` into the user's
-database (``service/spec_import.py``) and report what changed."""
+refresh instance rows and prices from a SkyPilot catalog ``vms.csv`` or a gpuhunt offline
+catalog (zip or CSV) into the user's database (``service/spec_import.py``) and report what changed."""
 from __future__ import annotations
 
 import json
@@ -11,10 +11,11 @@ from planner_app.core.errors import InputError
 
 def run(args) -> int:
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.spec_import import import_skypilot
+    from planner_app.service.spec_import import import_catalog
 
     if not args.file:
-        raise InputError("file", "give the SkyPilot vms.csv to import: gpu-planner specs import FILE --provider P")
+        raise InputError("file", "give the file to import (a SkyPilot vms.csv or a gpuhunt catalog): "
+                                 "gpu-planner specs import FILE --provider P")
     if not args.provider:
         raise InputError("provider", "is required (the provider the file is for: AWS, GCP, Azure, ...)")
     if args.price_date:
@@ -24,7 +25,7 @@ def run(args) -> int:
         except ValueError:
             raise InputError("price_date", f"must be a date YYYY-MM-DD, got {args.price_date!r}") from None
     db = open_catalog()
-    res = import_skypilot(db, args.file, args.provider, args.region, args.price_date)
+    res = import_catalog(db, args.file, args.provider, args.region, args.price_date)
     saved = 0
     if not args.dry_run and res.rows:
         from planner_app.specdb.userdb import UserDB

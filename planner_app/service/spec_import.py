@@ -1,16 +1,18 @@
 """``gpu-planner specs import``: refresh instance prices from a catalog file the user has (a
-SkyPilot ``vms.csv``) into the user's database, and say what changed.
+SkyPilot ``vms.csv`` or a gpuhunt offline catalog) into the user's database, and say what
+changed.
 
-SkyPilot's catalog has prices, vCPUs, memory and GPUs but no network, fabric or intra-node
-link. An imported row that matches a row already in the catalog (same provider, region and
-instance id) keeps those fields from it and takes the file's vCPU, memory and prices; a new
-row keeps the importer's defaults (PCIe 4 intra-node link, no network figure)."""
+Neither catalog has a network figure: they give prices, vCPUs, memory and GPUs, no network,
+fabric or intra-node link. An imported row that matches a row already in the catalog (same
+provider, region and instance id) keeps those fields from it and takes the file's vCPU,
+memory and prices; a new row keeps the importer's defaults (PCIe 4 intra-node link, no
+network figure)."""
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
 
-from planner_app.specdb.importers import import_skypilot_vms
+from planner_app.specdb.importers import import_gpuhunt, import_skypilot_vms
 
 PRICE_COLS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
 # Fields a SkyPilot vms.csv does not carry: taken from the matching catalog row.
@@ -78,12 +80,29 @@ def diff_import(db, rows: list[dict], price_date: str) -> ImportResult:
     return res
 
 
-def import_skypilot(db, path: str, provider: str, region: str | None = None,
-                    price_date: str | None = None) -> ImportResult:
-    """Read a SkyPilot ``vms.csv`` and compare it with ``db`` (nothing is saved here)."""
+def catalog_format(path: str) -> str:
+    """'skypilot' (a vms.csv: InstanceType, ...) or 'gpuhunt' (its catalog zip, or a CSV with
+    instance_name, ...), from the file itself."""
+    import zipfile
+
+    if zipfile.is_zipfile(path):
+        return "gpuhunt"
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return "skypilot"  # the importer reports the file's problem
+    return "gpuhunt" if "instance_name" in head.split(",") else "skypilot"
+
+
+def import_catalog(db, path: str, provider: str, region: str | None = None,
+                   price_date: str | None = None, fmt: str | None = None) -> ImportResult:
+    """Read a SkyPilot ``vms.csv`` or a gpuhunt catalog and compare it with ``db`` (nothing
+    is saved here)."""
     if price_date is not None:
         _dt.date.fromisoformat(price_date)  # ValueError names the bad date
-    rows, skipped = import_skypilot_vms(db, path, provider, region)
+    reader = import_gpuhunt if (fmt or catalog_format(path)) == "gpuhunt" else import_skypilot_vms
+    rows, skipped = reader(db, path, provider, region)
     res = diff_import(db, rows, price_date or _dt.date.today().isoformat())
     res.skipped = skipped
     return res

@@ -77,3 +77,34 @@ def test_import_saves_prices_and_keeps_the_network_fields(user_dir, capsys):
 def test_bad_import_arguments_exit_2_with_one_line(user_dir, capsys, args, words):
     rc, out, err = run(capsys, *args)
     assert rc == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+GPUHUNT_HEADER = "instance_name,location,price,cpu,memory,gpu_count,gpu_name,gpu_memory,spot,disk_size,gpu_vendor\n"
+
+
+def test_gpuhunt_catalog_zip_merges_on_demand_and_spot(user_dir, capsys):
+    import zipfile
+    csv_text = (GPUHUNT_HEADER
+                + "p4d.24xlarge,us-east-1,19.5,96,1152,8,A100,40,false,,nvidia\n"
+                + "p4d.24xlarge,us-east-1,4.2,96,1152,8,A100,40,true,,nvidia\n"
+                + "p4d.24xlarge,us-west-2,25.0,96,1152,8,A100,40,false,,nvidia\n"
+                + "tpu.large,us-east-1,1.0,4,16,1,v9,16,false,,google\n")
+    path = user_dir / "catalog.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("version", "20261130")
+        z.writestr("aws.csv", csv_text)
+        z.writestr("gcp.csv", GPUHUNT_HEADER)
+    rc, out, err = run(capsys, "specs", "import", str(path), "--provider", "AWS", "--price-date", "2026-11-30",
+                       "--json")
+    assert rc == 0, err
+    j = json.loads(out)
+    (change,) = j["changed"]  # us-east-1 is the cheapest on-demand location, the shipped row's region
+    assert change["row"] == "AWS us-east-1 p4d.24xlarge"
+    assert change["changes"]["price_on_demand_hr"][1] == 19.5 and change["changes"]["price_spot_hr"][1] == 4.2
+    assert j["skipped"] and "'v9'" in j["skipped"][0]
+    rc, out, err = run(capsys, "specs", "instances", "--json")
+    row = next(r for r in json.loads(out) if r["instance_id"] == "p4d.24xlarge")
+    assert (row["price_on_demand_hr"], row["price_spot_hr"], row["price_date"]) == (19.5, 4.2, "2026-11-30")
+    # a provider the zip does not have: one line naming what it has
+    rc, out, err = run(capsys, "specs", "import", str(path), "--provider", "Lambda")
+    assert rc == 2 and "lambda.csv" in err and "aws.csv" in err and len(err.strip().splitlines()) == 1
