@@ -930,10 +930,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>¥ 人民币价格（{date}）</translation>
     </message>
     <message>
-        <source>converted at {rate} CNY/USD ({how})</source>
-        <translation>按 {rate} 人民币/美元换算（{how}）</translation>
-    </message>
-    <message>
         <source>$ USD price of {date}</source>
         <translation>$ 美元价格（{date}）</translation>
     </message>
@@ -1072,6 +1068,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>{v:,.1f} tokens/s</source>
         <translation>{v:,.1f} token/秒</translation>
+    </message>
+    <message>
+        <source>at {rate} CNY/USD ({how})</source>
+        <translation>按 {rate} 人民币/美元换算（{how}）</translation>
     </message>
     <message>
         <source>no price (choose a cloud instance)</source>

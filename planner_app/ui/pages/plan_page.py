@@ -494,8 +494,8 @@ class PlanPage(QWidget):
             n["cost"].setText(self._no_price_text())
         else:
             n["cost"].setText(_lines_html([self.tr("${v:,.3f} on-demand").format(v=per_m),
-                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])]
-                                          + self._price_lines()))
+                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])])
+                              + self._price_html())
         # one request's latency: time to first token, then every generated token
         decode_s = t["end_to_end_s"] - t["prefill_s"]
         self.time_chart.set_title(self.tr("Latency of one request"))
@@ -524,13 +524,20 @@ class PlanPage(QWidget):
         if src.converted:  # the default rate is a fixed planning figure, not a dated market rate
             how = self.tr("your rate") if src.rate_given else self.tr("default rate")
             lines = [self.tr("¥ CNY price of {date}").format(date=date),
-                     self.tr("converted at {rate} CNY/USD ({how})").format(rate=f"{src.cny_per_usd:.2f}", how=how)]
+                     self.tr("at {rate} CNY/USD ({how})").format(rate=f"{src.cny_per_usd:.2f}", how=how)]
         else:
             lines = [self.tr("$ USD price of {date}").format(date=date)]
         age = src.age_days()
         if age is not None and age > STALE_AFTER_DAYS:
             lines.append(self.tr("{days} days old: may be stale").format(days=age))
         return lines
+
+    def _price_html(self) -> str:
+        """The price's provenance under the cost, in smaller plain text."""
+        lines = self._price_lines()
+        if not lines:
+            return ""
+        return '<br><span style="font-size: small; font-weight: normal">' + _lines_html(lines) + "</span>"
 
     def _no_price_text(self) -> str:
         if self._price_source() is not None:  # an instance, but its provider publishes no price
@@ -546,4 +553,4 @@ class PlanPage(QWidget):
             parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr reserved"))
         if by.get("spot"):
             parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
-        return _lines_html(parts + self._price_lines())
+        return _lines_html(parts) + self._price_html()
