@@ -75,6 +75,10 @@ INSTANCE_COLUMNS = (
     _num("price_on_demand_hr", hi=10000), _num("price_1yr_hr", hi=10000), _num("price_3yr_hr", hi=10000),
     _num("price_spot_hr", hi=10000), Column("currency", required=True, choices=("USD", "CNY")),
     Column("price_date", "date"),
+    # A monthly subscription (Alibaba/Tencent "包年包月", one month) per instance-month in the row's
+    # currency, as the provider sells it: kept apart from the hourly prices (not converted), with
+    # its own date because it often comes from another page than the hourly price.
+    _num("price_sub_month", hi=10**7), Column("price_sub_date", "date"),
 ) + PROVENANCE
 
 FABRIC_COLUMNS = (

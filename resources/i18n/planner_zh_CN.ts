@@ -1728,6 +1728,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>竞价实例价格 / 小时</translation>
     </message>
     <message>
+        <source>Monthly subscription / month</source>
+        <translation>包月价格 / 月</translation>
+    </message>
+    <message>
         <source>Currency</source>
         <translation>货币</translation>
     </message>
@@ -1758,6 +1762,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
         <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
+    </message>
+    <message>
+        <source>Per instance-month of a monthly subscription, in the row&apos;s own currency; its date is in the row&apos;s details</source>
+        <translation>包月订阅的每实例每月价格，以该行自身的币种计；其日期见该行详情</translation>
     </message>
 </context>
 <context>

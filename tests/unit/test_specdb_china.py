@@ -56,6 +56,35 @@ def test_china_region_rows_are_priced_with_a_reason_when_not():
             assert "price" in r["notes"].lower(), f"{r['instance_id']}: an unpriced row must say why"
 
 
+def test_monthly_subscription_prices_are_dated_and_plausible():
+    subs = [r for r in _rows("instances") if r["price_sub_month"].strip()]
+    assert len(subs) >= 20
+    for r in subs:
+        month, hour = float(r["price_sub_month"]), float(r["price_on_demand_hr"])
+        assert re.match(r"^\d{4}-\d{2}-\d{2}$", r["price_sub_date"]) and r["currency"] == "CNY", r["instance_id"]
+        # a month's subscription costs more than a day on demand and less than a month on demand:
+        # a monthly price stored as hourly (or the reverse) fails here
+        assert 24 * hour < month < 744 * hour, r["instance_id"]
+
+
+def test_a_monthly_price_without_its_date_is_refused(tmp_path):
+    import shutil
+
+    from planner_app.specdb.catalog import SpecDB
+    from planner_app.specdb.schema import SpecDataError
+    d = tmp_path / "spec_data"
+    shutil.copytree(spec_data_dir(), d)
+    with open(d / "instances.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    i = next(n for n, r in enumerate(rows) if r[rows[0].index("price_sub_month")].strip())
+    rows[i][rows[0].index("price_sub_date")] = ""
+    with open(d / "instances.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    with pytest.raises(SpecDataError) as e:
+        SpecDB(str(d))
+    assert f"line {i + 1}" in str(e.value) and "price_sub_date" in str(e.value)
+
+
 def test_the_loader_accepts_the_new_rows(db):
     sh = db.instance("Alibaba Cloud:cn-shanghai:ecs.gn7e-c16g1.32xlarge")
     assert (sh.region, sh.gpu_count, sh.prices.currency) == ("cn-shanghai", 8, "CNY")
