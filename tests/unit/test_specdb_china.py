@@ -178,3 +178,15 @@ def test_a_device_without_nvml_gets_a_no_telemetry_line_not_an_error(db):
                 if x["what"] == "telemetry"]
     cpu = {"device": {"kind": "cpu", "name": "x86"}, "gemm_best_tflops": {}, "bandwidth": []}
     assert not [x for x in all_verdicts(cpu, None, inventory=[]) if x["what"] == "telemetry"]
+
+
+def test_search_marks_the_costs_converted_from_cny(capsys):
+    rc, out, err = run(capsys, "search", "--model", "llama-3.1-8b", "--tokens", "1e10", "--max-gpus", "8",
+                       "--instance", "p4d.24xlarge,ecs.gn7-c13g1.26xlarge", "--top", "20")
+    assert rc == 0, err
+    rows = [line for line in out.splitlines() if re.match(r"^\s*\d+ ", line)]
+    ali = [line for line in rows if "ecs.gn7-c13g1.26xlarge" in line]
+    aws = [line for line in rows if "p4d.24xlarge" in line]
+    assert ali and aws
+    assert all("¥→$" in line for line in ali) and not any("¥→$" in line for line in aws)
+    assert "converted at 7.1 CNY per USD" in out
