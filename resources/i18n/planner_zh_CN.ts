@@ -1486,6 +1486,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>成本（美元，{basis}）</translation>
     </message>
     <message>
+        <source>¥→$: the instance&apos;s price is in CNY, converted to USD at {rate} CNY per USD (the scenario&apos;s rate, else the default)</source>
+        <translation>¥→$：该实例以人民币计价，按 {rate} 人民币/美元换算为美元（场景中设定的汇率，否则为默认汇率）</translation>
+    </message>
+    <message>
         <source>tp×pp×cp×ep×dp</source>
         <translation>tp×pp×cp×ep×dp</translation>
     </message>

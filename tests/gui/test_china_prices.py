@@ -43,3 +43,31 @@ def test_an_instance_in_two_regions_is_two_choices(china):
     assert both == ["instance:Alibaba Cloud:cn-beijing:ecs.gn7e-c16g1.32xlarge",
                     "instance:Alibaba Cloud:cn-shanghai:ecs.gn7e-c16g1.32xlarge"]
     assert "instance:p5.48xlarge" in keys  # a unique id keeps its short key
+
+
+def _search_only(sp, qtbot, key):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    for i in range(sp.machines.count()):
+        it = sp.machines.item(i)
+        it.setCheckState(Qt.Checked if it.data(Qt.UserRole) == key else Qt.Unchecked)
+    with qtbot.waitSignal(sp.slot.succeeded, timeout=60000):
+        qtbot.mouseClick(sp.run_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: sp.run_button.isEnabled(), timeout=10000)
+    QApplication.processEvents()
+    heads = [sp.model.headerData(i, Qt.Horizontal) for i in range(sp.model.columnCount())]
+    cost = next(i for i, h in enumerate(heads) if h.startswith("Cost (USD"))
+    return [sp.model.index(r, cost).data() for r in range(sp.model.rowCount())], cost
+
+
+def test_search_page_marks_costs_converted_from_cny(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    sp = window.search_page
+    window.nav.setCurrentRow(4)
+    ali, col = _search_only(sp, qtbot, "instance:Alibaba Cloud:cn-beijing:ecs.gn7-c13g1.26xlarge")
+    assert ali and all(c.startswith("¥→$ ") for c in ali)
+    assert "7.10 CNY per USD" in sp.model.headerData(col, Qt.Horizontal, Qt.ToolTipRole)
+    aws, _ = _search_only(sp, qtbot, "instance:p4d.24xlarge")
+    assert aws and not any("¥" in c for c in aws)
