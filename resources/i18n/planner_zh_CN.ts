@@ -260,6 +260,18 @@
         <source>Cost per million tokens</source>
         <translation>每百万 token 成本</translation>
     </message>
+    <message>
+        <source>no published price</source>
+        <translation>未公布价格</translation>
+    </message>
+    <message>
+        <source>→ $ at {rate}</source>
+        <translation>→ 按 {rate} 换算为美元</translation>
+    </message>
+    <message>
+        <source>Prices (currency, date)</source>
+        <translation>价格（币种、日期）</translation>
+    </message>
 </context>
 <context>
     <name>ComparePage</name>

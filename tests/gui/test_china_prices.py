@@ -71,3 +71,15 @@ def test_search_page_marks_costs_converted_from_cny(window, qtbot):
     assert "7.10 CNY per USD" in sp.model.headerData(col, Qt.Horizontal, Qt.ToolTipRole)
     aws, _ = _search_only(sp, qtbot, "instance:p4d.24xlarge")
     assert aws and not any("¥" in c for c in aws)
+
+
+def test_compare_names_each_plans_price_currency_date_and_rate(window):
+    from planner_app.ui.pages.compare_page import compare_rows
+    results = scenario.evaluate(scenario.load(EXAMPLE), window.db)
+    rows, _ = compare_rows(results, db=window.db)
+    last = rows[-1]
+    assert last["metric"] == "Prices (currency, date)"
+    assert last["p0"].startswith("USD ") and "→" not in last["p0"]  # AWS
+    assert last["p1"] == "CNY 2024-12-31 → $ at 7.10"  # Alibaba, converted at the default rate
+    assert last["p2"] == "no published price"  # Tencent GT4
+    assert compare_rows(results)[0][-1]["metric"] != "Prices (currency, date)"  # no db, no row
