@@ -73,7 +73,8 @@ def _add_workload_options(p):
 # Help text of the few arguments whose add_argument call gives none (by argparse dest); the
 # estimate options and the commands' own Options carry theirs (service/options.py).
 HELP = {
-    "json": "print one JSON object", "csv": "print CSV", "kind": "what to list",
+    "json": "print one JSON object", "csv": "print CSV",
+    "kind": "what to list, or import (a SkyPilot or gpuhunt catalog)",
     "backend": "benchmark backend (auto: torch, else cupy, else numpy on the CPU)",
     "quick": "fewer sizes and repeats (about 10 s)",
     "scenario": "scenario file (.json)", "output": "file to write",
@@ -123,8 +124,14 @@ def build_parser(document: bool = True) -> Parser:
     m = sub.add_parser("models", help="list model presets")
     m.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("specs", help="list GPUs, instances or fabrics")
-    s.add_argument("kind", choices=("gpus", "instances", "fabrics"))
+    s = sub.add_parser("specs", help="list GPUs, instances or fabrics; import a SkyPilot or gpuhunt catalog")
+    s.add_argument("kind", choices=("gpus", "instances", "fabrics", "import"))
+    s.add_argument("file", nargs="?", help="specs import: a SkyPilot vms.csv, or a gpuhunt catalog (zip or CSV)")
+    s.add_argument("--provider", help="specs import: the provider the file is for (AWS, GCP, Azure, ...)")
+    s.add_argument("--region", help="specs import: only this region (default: each type's cheapest region)")
+    s.add_argument("--price-date", help="specs import: the date the file's prices were read, YYYY-MM-DD "
+                                        "(default: today)")
+    s.add_argument("--dry-run", action="store_true", help="specs import: report the changes, save nothing")
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
@@ -314,6 +321,15 @@ def _specs(args) -> int:
     from planner_app.service.catalog import open_catalog
     import csv
 
+    from planner_app.core.errors import InputError
+
+    if args.kind == "import":
+        from planner_app.cli import specs_import
+        return specs_import.run(args)
+    for opt in ("file", "provider", "region", "price_date"):
+        if getattr(args, opt):
+            flag = "FILE" if opt == "file" else "--" + opt.replace("_", "-")
+            raise InputError(opt, f"{flag} belongs to `specs import`, not to `specs {args.kind}`")
     db = open_catalog()
     records = db.records_as_printed(args.kind)
     if args.csv:

@@ -260,6 +260,18 @@
         <source>Cost per million tokens</source>
         <translation>每百万 token 成本</translation>
     </message>
+    <message>
+        <source>no published price</source>
+        <translation>未公布价格</translation>
+    </message>
+    <message>
+        <source>→ $ at {rate}</source>
+        <translation>→ 按 {rate} 换算为美元</translation>
+    </message>
+    <message>
+        <source>Prices (currency, date)</source>
+        <translation>价格（币种、日期）</translation>
+    </message>
 </context>
 <context>
     <name>ComparePage</name>
@@ -1265,6 +1277,30 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
     </message>
     <message>
+        <source>your rate</source>
+        <translation>您设定的汇率</translation>
+    </message>
+    <message>
+        <source>default rate</source>
+        <translation>默认汇率</translation>
+    </message>
+    <message>
+        <source>¥ CNY price of {date}</source>
+        <translation>¥ 人民币价格（{date}）</translation>
+    </message>
+    <message>
+        <source>$ USD price of {date}</source>
+        <translation>$ 美元价格（{date}）</translation>
+    </message>
+    <message>
+        <source>{days} days old: may be stale</source>
+        <translation>已有 {days} 天，可能已过时</translation>
+    </message>
+    <message>
+        <source>the provider publishes no price for this instance</source>
+        <translation>云厂商未公布该实例的价格</translation>
+    </message>
+    <message>
         <source>1-yr reserved</source>
         <translation>1 年预留</translation>
     </message>
@@ -1391,6 +1427,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>{v:,.1f} tokens/s</source>
         <translation>{v:,.1f} token/秒</translation>
+    </message>
+    <message>
+        <source>at {rate} CNY/USD ({how})</source>
+        <translation>按 {rate} 人民币/美元换算（{how}）</translation>
     </message>
     <message>
         <source>no price (choose a cloud instance)</source>
@@ -1805,6 +1845,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>成本（美元，{basis}）</translation>
     </message>
     <message>
+        <source>¥→$: the instance&apos;s price is in CNY, converted to USD at {rate} CNY per USD (the scenario&apos;s rate, else the default)</source>
+        <translation>¥→$：该实例以人民币计价，按 {rate} 人民币/美元换算为美元（场景中设定的汇率，否则为默认汇率）</translation>
+    </message>
+    <message>
         <source>tp×pp×cp×ep×dp</source>
         <translation>tp×pp×cp×ep×dp</translation>
     </message>
@@ -2047,6 +2091,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>竞价实例价格 / 小时</translation>
     </message>
     <message>
+        <source>Monthly subscription / month</source>
+        <translation>包月价格 / 月</translation>
+    </message>
+    <message>
         <source>Currency</source>
         <translation>货币</translation>
     </message>
@@ -2077,6 +2125,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
         <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
+    </message>
+    <message>
+        <source>Per instance-month of a monthly subscription, in the row&apos;s own currency; its date is in the row&apos;s details</source>
+        <translation>包月订阅的每实例每月价格，以该行自身的币种计；其日期见该行详情</translation>
     </message>
 </context>
 <context>

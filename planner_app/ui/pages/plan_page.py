@@ -269,9 +269,14 @@ class PlanPage(QWidget):
             kind_id = plan_hardware(p)
             i = self.hardware.findData(hw_key(*kind_id))
             if i < 0 and kind_id[1]:
-                try:  # a differently spelled GPU name: find its id
-                    g = self.db.gpu(kind_id[1]) if kind_id[0] == "gpu" else None
-                    i = self.hardware.findData(hw_key("gpu", g.id)) if g else -1
+                try:  # a differently spelled GPU name: find its id; an instance id sold in several
+                    # regions: the row the engine uses (SpecDB.instance takes the first)
+                    if kind_id[0] == "gpu":
+                        g = self.db.gpu(kind_id[1])
+                        i = self.hardware.findData(hw_key("gpu", g.id)) if g else -1
+                    else:
+                        x = self.db.instance(kind_id[1])
+                        i = self.hardware.findData(hw_key("instance", f"{x.provider}:{x.region}:{x.instance_id}"))
                 except Exception:  # noqa: BLE001 - unknown: leave the field for the user
                     i = -1
             if i >= 0:
@@ -488,10 +493,11 @@ class PlanPage(QWidget):
         n["gpu_hours"].setText(units.fmt_seconds(t["end_to_end_s"]))
         per_m = c.get("usd_per_million_tokens")
         if per_m is None:
-            n["cost"].setText(self.tr("no price (choose a cloud instance)"))
+            n["cost"].setText(self._no_price_text())
         else:
             n["cost"].setText(_lines_html([self.tr("${v:,.3f} on-demand").format(v=per_m),
-                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])]))
+                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])])
+                              + self._price_html())
         # one request's latency: time to first token, then every generated token
         decode_s = t["end_to_end_s"] - t["prefill_s"]
         self.time_chart.set_title(self.tr("Latency of one request"))
@@ -500,13 +506,53 @@ class PlanPage(QWidget):
                                                           "decode_all_tokens": [decode_s]},
                                  labels=breakdown_labels())
 
+    def _price_source(self):
+        """The plan's price currency, date and exchange rate (service/pricing.py); None for a bare GPU."""
+        from planner_app import scenario
+        from planner_app.service.pricing import price_source
+        try:
+            opts = scenario.plan_options(self.doc.data, self.index)
+        except (ValueError, KeyError, IndexError):
+            return None
+        return price_source(self.db, opts.get("instance"), opts.get("cny_per_usd"))
+
+    def _price_lines(self) -> list[str]:
+        """Where the price comes from: currency and date, the rate of a converted CNY price, its age."""
+        from planner_app.service.pricing import STALE_AFTER_DAYS
+        src = self._price_source()
+        if src is None:
+            return []
+        date = src.date or "?"
+        if src.converted:  # the default rate is a fixed planning figure, not a dated market rate
+            how = self.tr("your rate") if src.rate_given else self.tr("default rate")
+            lines = [self.tr("¥ CNY price of {date}").format(date=date),
+                     self.tr("at {rate} CNY/USD ({how})").format(rate=f"{src.cny_per_usd:.2f}", how=how)]
+        else:
+            lines = [self.tr("$ USD price of {date}").format(date=date)]
+        age = src.age_days()
+        if age is not None and age > STALE_AFTER_DAYS:
+            lines.append(self.tr("{days} days old: may be stale").format(days=age))
+        return lines
+
+    def _price_html(self) -> str:
+        """The price's provenance under the cost, in smaller plain text."""
+        lines = self._price_lines()
+        if not lines:
+            return ""
+        return '<br><span style="font-size: small; font-weight: normal">' + _lines_html(lines) + "</span>"
+
+    def _no_price_text(self) -> str:
+        if self._price_source() is not None:  # an instance, but its provider publishes no price
+            return self.tr("the provider publishes no price for this instance")
+        return self.tr("no price (choose a cloud instance)")
+
     def _cost_text(self, c: dict) -> str:
         if c.get("usd") is None:
-            return self.tr("no price (choose a cloud instance)") if "gpu_hours" in c else "–"
+            return self._no_price_text() if "gpu_hours" in c else "–"
         by = c.get("usd_by_price", {})
         parts = [f"${c['usd']:,.0f} " + self.tr("on-demand")]
         if by.get("reserved_1yr"):
             parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr reserved"))
         if by.get("spot"):
             parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
-        return _lines_html(parts)
+        return _lines_html(parts) + self._price_html()
