@@ -11,7 +11,7 @@ from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec,
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
 from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
-from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
 from planner_app.core.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
                                      allocator_reserve_fraction)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -50,11 +50,20 @@ def _layout(plan: ParallelPlan) -> dict:
             "gpus": plan.gpus, "gpus_per_node": plan.gpus_per_node, "nodes": plan.nodes}
 
 
+def same_schedule(setup: TrainingSetup, plan: ParallelPlan, micro_batch: int | None = None) -> TrainingSetup:
+    """``setup`` at another micro-batch (or data-parallel degree) with the same number of
+    micro-batches per step: the global batch follows, so a pipeline keeps as many micro-batches
+    in flight (min(pp, micro-batches), which sets its first stage's activations)."""
+    n_acc = grad_accum_steps(setup, plan)
+    mb = setup.micro_batch if micro_batch is None else micro_batch
+    return replace(setup, micro_batch=mb, global_batch=mb * plan.dp * plan.ep * n_acc if n_acc > 1 else 0)
+
+
 def largest_micro_batch(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float) -> int:
-    """The largest micro-batch whose step fits (memory never falls as the batch grows)."""
+    """The largest micro-batch whose step fits (memory never falls as the batch grows), at the
+    plan's number of micro-batches per step."""
     def fits(b):
-        s = replace(setup, micro_batch=b, global_batch=0)
-        return training_memory(model, s, plan, capacity_bytes).fits
+        return training_memory(model, same_schedule(setup, plan, b), plan, capacity_bytes).fits
 
     if not fits(1):
         return 0
@@ -76,7 +85,8 @@ def fewest_gpus(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes:
     dp = 1
     while base * dp <= max_gpus:
         p = replace(plan, dp=dp)
-        s = replace(setup, global_batch=0)
+        s = same_schedule(setup, plan)
+        s = replace(s, global_batch=s.global_batch and s.micro_batch * dp * plan.ep * grad_accum_steps(setup, plan))
         if training_memory(model, s, p, capacity_bytes).fits:
             return base * dp
         if plan.zero == 0 and setup.offload == "none" and dp > 1:

@@ -363,13 +363,23 @@ def inflight_micro_batches(c: Layout, first: bool):
     return where(c.pp > 1, minimum(per_schedule, maximum(c.n_acc, 1)), 1.0)
 
 
-def weight_grad_share(offload: str, c: Layout):
+def grads_persistent(c: Layout, framework: str):
+    """Whether the stage's gradient buffers exist for the whole step: they accumulate across
+    micro-batches (accumulation steps, pipeline micro-batches), or the framework allocates them
+    up front. Megatron-LM's DistributedDataParallel keeps one contiguous fp32 ``main_grad``
+    buffer per model chunk from initialisation on (megatron/core/distributed/param_and_grad_buffer.py),
+    so its gradients are there at the start of the backward even without accumulation. PyTorch
+    creates ``.grad`` in the backward and frees it at zero_grad(set_to_none=True)."""
+    return c.grads_present | (framework == "megatron")
+
+
+def weight_grad_share(offload: str, c: Layout, framework: str = "pytorch"):
     """Share of a layer's gradients that stays after its backward: its (sharded) gradients, or
     nothing new when they accumulate into buffers that already exist (accumulation steps,
     pipeline micro-batches) or leave for the CPU (offload)."""
     if offload != "none":
         return 0.0
-    return where(c.grads_present, 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
+    return where(grads_persistent(c, framework), 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
 
 
 def saved_per_micro_batch(blocks, emb, ckpt):
@@ -449,11 +459,12 @@ def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, l
         impl = "fused" if impl == "forloop" else impl  # per-tensor temporaries of rank-r adapters: negligible
     static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
               "master_weights": st["master_weights"], "other": framework_buffers(rb, framework, c, st),
-              "gradients": where(c.grads_present, st["gradients"], 0.0)}
+              "gradients": where(grads_persistent(c, framework), st["gradients"], 0.0)}
     earlier = (inflight_micro_batches(c, first) - 1) * saved_per_micro_batch(blocks, emb, c.ckpt)
     moment.start(static, earlier)
     carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment)
-    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c), carry, cache, moment)
+    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c, framework), carry, cache,
+                     moment)
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
                                                                           c, st, impl)})

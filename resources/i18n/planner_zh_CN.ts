@@ -391,6 +391,18 @@
         <translation>8 位 AdamW</translation>
     </message>
     <message>
+        <source>LoRA adapters instead of full fine-tuning (PEFT, rank 8)</source>
+        <translation>改用 LoRA 适配器代替全参数微调（PEFT，秩 8）</translation>
+    </message>
+    <message>
+        <source>QLoRA: LoRA on a 4-bit base (bitsandbytes NF4)</source>
+        <translation>QLoRA：在 4 位基座上训练 LoRA（bitsandbytes NF4）</translation>
+    </message>
+    <message>
+        <source> + </source>
+        <translation> + </translation>
+    </message>
+    <message>
         <source>fits; no single change makes it faster</source>
         <translation>可容纳；没有哪一项单独改动能让它更快</translation>
     </message>
