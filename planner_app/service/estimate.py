@@ -129,6 +129,9 @@ def estimate_from_args(args, db) -> dict:
     else:
         setup, plan = training_setup_and_plan(args, model, hw, per_node, db, notes)
         out = estimate_training(model, hw, setup, plan, overrides)
+        from planner_app.service.host import host_section
+
+        out["host"] = host_section(args, model, hw, setup, plan, out)
     out["assumptions"] = notes + out["assumptions"]
     return _clean(out)
 

@@ -179,6 +179,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("calibration", "text", QT_TRANSLATE_NOOP("Options", "name of a probe calibration profile (gpu-planner "
                                                                "probe --save NAME)"),
            scope="scenario", label=QT_TRANSLATE_NOOP("Options", "Calibration")),
+    # The host side (issue 19): checkpoints, storage and the host probe; defaults in core/checkpoint.py
+    _pos("checkpoint_interval_min", QT_TRANSLATE_NOOP("Options", "minutes between checkpoint saves (default 60)"),
+         hi=1e6, unit="min", scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Checkpoint interval")),
+    _int("checkpoints_kept", QT_TRANSLATE_NOOP("Options", "checkpoints kept on disk (default 3)"), hi=100000,
+         scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Checkpoints kept")),
+    _pos("storage_write_gb_s", QT_TRANSLATE_NOOP("Options", "checkpoint write bandwidth of one node in GB/s "
+                                                            "(default: the host probe's, else 1)"),
+         hi=1e6, unit="GB/s", scope="plan", modes=TRAINING,
+         label=QT_TRANSLATE_NOOP("Options", "Storage write bandwidth")),
+    Option("host_probe", "text", QT_TRANSLATE_NOOP("Options", "a host probe result (JSON file of gpu-planner "
+                                                              "host-probe) that calibrates storage and decode rates"),
+           scope="scenario", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Host probe")),
     _int("batch", QT_TRANSLATE_NOOP("Options", "inference: concurrent sequences"), 1, hi=1 << 20, modes=INFERENCE,
          label=QT_TRANSLATE_NOOP("Options", "Concurrent sequences")),
     _int("prompt_len", QT_TRANSLATE_NOOP("Options", "inference: prompt tokens per sequence"), 1024, hi=1 << 24,
