@@ -37,6 +37,10 @@ PRICE_LABELS = {"on_demand": "On-demand", "reserved_1yr": "1-yr reserved", "rese
                 "spot": "Spot"}
 
 
+# The input pipeline's verdicts as the report words them (service/host.py keys)
+INPUT_VERDICTS = {"fed": "fed", "cpu-bound": "CPU-bound", "storage-bound": "storage-bound",
+                  "unknown": "unknown (no instance)"}
+
 class _Doc:
     def __init__(self, report, target: str, chart_html):
         self.r = report
@@ -325,6 +329,32 @@ class _Doc:
             self.p(self.e(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
                               plans=", ".join(stale))), "small")
 
+    def host_side(self):
+        """Checkpoint, host RAM and input pipeline of each training plan (issue 19)."""
+        r, s = self.r, self.s
+        plans = [p for p in r.plans if p.ok and p.estimate.get("host")]
+        if r.mode != "training" or not plans:
+            return
+        self.h2("Host side")
+        rows = []
+        for p in plans:
+            h = p.estimate["host"]
+            c, ram, inp = h["checkpoint"], h["ram"], h["input"]
+            need = fmt.gb(ram["needed_bytes"]) + (" / " + fmt.gb(ram["ram_bytes"]) if ram["ram_bytes"] else "")
+            if ram["fits"] is False:
+                need = f'<b style="color:#B22222">{self.e(need)} {self.e(s("no"))}</b>'
+            else:
+                need = self.e(need)
+            rows.append([self.e(p.name), fmt.gb(c["resumable_bytes"]), fmt.seconds(c["write_s"]),
+                         fmt.pct(c["overhead_fraction"]), fmt.gb(c["disk_bytes"]), need,
+                         self.e(s(INPUT_VERDICTS.get(inp["verdict"], inp["verdict"])))])
+        self.table([s("Plan"), s("Checkpoint"), s("Write"), s("Overhead"), s("Disk (kept)"), s("Host RAM per node"),
+                    s("Input pipeline")], rows, align=["left"] + ["right"] * 5 + ["center"],
+                   widths=[24, 12, 10, 10, 12, 18, 14], small=True)
+        self.p(self.e(s("Checkpoint: resumable (weights, optimizer states, RNG) as torch.save writes it, or "
+                        "torch.distributed.checkpoint with one file per rank; write time at the node's storage "
+                        "bandwidth; overhead = write time over the save interval.")), "small")
+
     def scaling(self):
         r, s = self.r, self.s
         if r.mode != "training" or r.scaling is None:
@@ -440,6 +470,7 @@ def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
     d.notes()  # the question the scenario asks: with the inputs, on the first page
     d.memory()
     d.time_and_cost()
+    d.host_side()
     d.scaling()
     d.calibration()
     d.assumptions()

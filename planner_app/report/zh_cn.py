@@ -24,6 +24,22 @@ STRINGS = {
     "Compared plans": "对比方案",
     "Memory per GPU": "每 GPU 显存",
     "Time to train": "训练时间",
+    # the host side (issue 19)
+    "Host side": "主机侧",
+    "Checkpoint": "检查点",
+    "Write": "写入",
+    "Overhead": "开销",
+    "Disk (kept)": "磁盘（保留）",
+    "Host RAM per node": "每节点主机内存",
+    "Input pipeline": "输入管线",
+    "fed": "供给充足",
+    "CPU-bound": "受 CPU 限制",
+    "storage-bound": "受存储限制",
+    "unknown (no instance)": "未知（无实例）",
+    "Checkpoint: resumable (weights, optimizer states, RNG) as torch.save writes it, or torch.distributed.checkpoint "
+    "with one file per rank; write time at the node's storage bandwidth; overhead = write time over the save "
+    "interval.": "检查点：可恢复训练的检查点（权重、优化器状态、随机数状态），按 torch.save 写出，或按 "
+                 "torch.distributed.checkpoint 每个 rank 一个文件；写入时间按节点存储带宽计算；开销 = 写入时间 / 保存间隔。",
     "Cost of the training run (USD)": "训练总成本（美元）",
     "Serving performance": "推理服务性能",
     "Cost per million generated tokens (USD)": "每百万生成 token 成本（美元）",

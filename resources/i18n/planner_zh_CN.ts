@@ -261,6 +261,22 @@
         <translation>每百万 token 成本</translation>
     </message>
     <message>
+        <source>Checkpoint (resumable)</source>
+        <translation>检查点（可恢复）</translation>
+    </message>
+    <message>
+        <source>Checkpoint overhead</source>
+        <translation>检查点开销</translation>
+    </message>
+    <message>
+        <source>Host RAM per node</source>
+        <translation>每节点主机内存</translation>
+    </message>
+    <message>
+        <source>Input pipeline</source>
+        <translation>输入管线</translation>
+    </message>
+    <message>
         <source>no published price</source>
         <translation>未公布价格</translation>
     </message>
@@ -638,6 +654,30 @@
         <source>NVML ready</source>
         <translation>NVML 已就绪</translation>
     </message>
+    <message>
+        <source>the CPU offload does not fit the host: it needs {need:,.0f} GB of RAM per node ({states:,.0f} GB offloaded states), the instance has {ram:,.0f} GB; offload less (--offload optimizer), shard more (--zero 3, more nodes) or choose an instance with more RAM</source>
+        <translation>CPU 卸载放不下主机内存：每节点需要 {need:,.0f} GB 内存（卸载状态 {states:,.0f} GB），实例只有 {ram:,.0f} GB；减少卸载（--offload optimizer）、加大分片（--zero 3、更多节点）或选择内存更大的实例</translation>
+    </message>
+    <message>
+        <source>host RAM is short: the plan needs {need:,.0f} GB per node, the instance has {ram:,.0f} GB</source>
+        <translation>主机内存不足：方案每节点需要 {need:,.0f} GB，实例只有 {ram:,.0f} GB</translation>
+    </message>
+    <message>
+        <source>the input pipeline is CPU-bound: the GPUs take {need:,.0f} samples/s per node, {cores:,.0f} cores decode {have:,.0f}; the GPUs wait ({util:.0f}% busy); decode on the GPU (NVIDIA DALI), store pre-decoded or smaller images, or choose more vCPUs</source>
+        <translation>输入管线受 CPU 限制：GPU 每节点消耗 {need:,.0f} 样本/秒，{cores:,.0f} 个核只能解码 {have:,.0f}；GPU 在等待（忙碌 {util:.0f}%）；在 GPU 上解码（NVIDIA DALI）、预先解码或缩小图像，或选择更多 vCPU</translation>
+    </message>
+    <message>
+        <source>the input pipeline is storage-bound: the GPUs read {need:.2f} GB/s per node, {where} gives {have:.2f} GB/s; cache the dataset on local NVMe or in RAM</source>
+        <translation>输入管线受存储限制：GPU 每节点读取 {need:.2f} GB/s，{where} 只提供 {have:.2f} GB/s；把数据集缓存到本地 NVMe 或内存</translation>
+    </message>
+    <message>
+        <source>checkpoints cost {pct:.0f}% of training time ({write:,.0f} s per save every {every:,.0f} min); save less often, save asynchronously (torch.distributed.checkpoint.async_save) or write faster storage</source>
+        <translation>检查点占训练时间的 {pct:.0f}%（每 {every:,.0f} 分钟保存一次，每次 {write:,.0f} 秒）；减少保存频率、异步保存（torch.distributed.checkpoint.async_save）或使用更快的存储</translation>
+    </message>
+    <message>
+        <source>{kept} checkpoints need {need:,.0f} GB per node, more than the instance&apos;s {have:,.0f} GB of local NVMe; keep fewer or write to shared storage</source>
+        <translation>{kept} 个检查点每节点需要 {need:,.0f} GB，超过实例 {have:,.0f} GB 的本地 NVMe；少保留几个或写到共享存储</translation>
+    </message>
 </context>
 <context>
     <name>Fields</name>
@@ -664,6 +704,61 @@
     <message>
         <source>, e.g. 1e12 or 2,500</source>
         <translation>，例如 1e12 或 2,500</translation>
+    </message>
+</context>
+<context>
+    <name>HostPanel</name>
+    <message>
+        <source>fed</source>
+        <translation>供给充足</translation>
+    </message>
+    <message>
+        <source>CPU-bound</source>
+        <translation>受 CPU 限制</translation>
+    </message>
+    <message>
+        <source>storage-bound</source>
+        <translation>受存储限制</translation>
+    </message>
+    <message>
+        <source>unknown (choose an instance)</source>
+        <translation>未知（请选择实例）</translation>
+    </message>
+    <message>
+        <source>{total} resumable ({weights} weights), {files} file(s); {write} per save at {bw:g} GB/s per node = {pct:.2f}% of training; {kept} kept: {disk}</source>
+        <translation>可恢复检查点 {total}（权重 {weights}），{files} 个文件；每节点 {bw:g} GB/s 时每次保存 {write} = 训练时间的 {pct:.2f}%；保留 {kept} 个：{disk}</translation>
+    </message>
+    <message>
+        <source>{need} per node (choose an instance to compare)</source>
+        <translation>每节点 {need}（选择实例以便比较）</translation>
+    </message>
+    <message>
+        <source>{need} of {ram} per node ({states} offloaded states)</source>
+        <translation>每节点 {need} / {ram}（卸载状态 {states}）</translation>
+    </message>
+    <message>
+        <source>DOES NOT FIT the host</source>
+        <translation>主机内存放不下</translation>
+    </message>
+    <message>
+        <source>{verdict}: {need:,.0f} samples/s per node ({gbs:.2f} GB/s, {cores:,.1f} cores); {workers} loader workers per GPU</source>
+        <translation>{verdict}：每节点 {need:,.0f} 样本/秒（{gbs:.2f} GB/s，{cores:,.1f} 个核）；每 GPU {workers} 个加载进程</translation>
+    </message>
+    <message>
+        <source>Host side</source>
+        <translation>主机侧</translation>
+    </message>
+    <message>
+        <source>Checkpoint</source>
+        <translation>检查点</translation>
+    </message>
+    <message>
+        <source>Host RAM</source>
+        <translation>主机内存</translation>
+    </message>
+    <message>
+        <source>Input pipeline</source>
+        <translation>输入管线</translation>
     </message>
 </context>
 <context>
@@ -1188,6 +1283,38 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Calibration</source>
         <translation>校准</translation>
+    </message>
+    <message>
+        <source>minutes between checkpoint saves (default 60)</source>
+        <translation>两次保存检查点之间的分钟数（默认 60）</translation>
+    </message>
+    <message>
+        <source>Checkpoint interval</source>
+        <translation>检查点间隔</translation>
+    </message>
+    <message>
+        <source>checkpoints kept on disk (default 3)</source>
+        <translation>磁盘上保留的检查点个数（默认 3）</translation>
+    </message>
+    <message>
+        <source>Checkpoints kept</source>
+        <translation>保留的检查点</translation>
+    </message>
+    <message>
+        <source>checkpoint write bandwidth of one node in GB/s (default: the host probe&apos;s, else 1)</source>
+        <translation>单节点检查点写入带宽，GB/s（默认：主机探测的结果，否则为 1）</translation>
+    </message>
+    <message>
+        <source>Storage write bandwidth</source>
+        <translation>存储写入带宽</translation>
+    </message>
+    <message>
+        <source>a host probe result (JSON file of gpu-planner host-probe) that calibrates storage and decode rates</source>
+        <translation>主机探测结果（gpu-planner host-probe 输出的 JSON 文件），用于校准存储与解码速率</translation>
+    </message>
+    <message>
+        <source>Host probe</source>
+        <translation>主机探测</translation>
     </message>
     <message>
         <source>inference: concurrent sequences</source>

@@ -34,7 +34,40 @@ METRICS = (
      lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("reserved_1yr")),
     ("usd_spot", QT_TRANSLATE_NOOP("Compare", "Cost spot"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("spot")),
     ("usd_per_m", QT_TRANSLATE_NOOP("Compare", "Cost per million tokens"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_per_million_tokens")),
+    # the host side (issue 19): service/host.py
+    ("checkpoint_gb", QT_TRANSLATE_NOOP("Compare", "Checkpoint (resumable)"), "GB", "min",
+     lambda e, o: _host(e, "checkpoint", "resumable_bytes", 1e-9)),
+    ("checkpoint_overhead", QT_TRANSLATE_NOOP("Compare", "Checkpoint overhead"), "%", "min",
+     lambda e, o: _host(e, "checkpoint", "overhead_fraction", 100)),
+    ("host_ram_gb", QT_TRANSLATE_NOOP("Compare", "Host RAM per node"), "GB", None,
+     lambda e, o: _host_ram_text(e)),
+    ("input_pipeline", QT_TRANSLATE_NOOP("Compare", "Input pipeline"), "", None,
+     lambda e, o: _input_text(e)),
 )
+
+
+def _host(e: dict, part: str, key: str, scale: float):
+    v = (e.get("host") or {}).get(part, {}).get(key)
+    return v * scale if v is not None else None
+
+
+def _host_ram_text(e: dict):
+    r = (e.get("host") or {}).get("ram")
+    if r is None:
+        return None
+    text = f"{r['needed_bytes'] / 1e9:,.0f}"
+    if r.get("ram_bytes"):
+        text += f" / {r['ram_bytes'] / 1e9:,.0f}"
+        if r.get("fits") is False:
+            text += " " + QCoreApplication.translate("Compare", "NO")
+    return text
+
+
+def _input_text(e: dict):
+    from planner_app.ui.pages.host_panel import verdict_text
+
+    p = (e.get("host") or {}).get("input")
+    return verdict_text(p["verdict"]) if p else None
 
 
 def _fits_text(e: dict, o: dict) -> str:

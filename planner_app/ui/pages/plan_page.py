@@ -207,6 +207,10 @@ class PlanPage(QWidget):
         charts.addWidget(self.memory_chart)
         charts.addWidget(self.time_chart)
         res_lay.addLayout(charts, 1)
+        from planner_app.ui.pages.host_panel import HostPanel
+
+        self.host_panel = HostPanel()  # checkpoint, host RAM, input pipeline (issue 19)
+        res_lay.addWidget(self.host_panel)
         self.advice = QLabel()
         self.advice.setWordWrap(True)
         self.advice.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -384,6 +388,7 @@ class PlanPage(QWidget):
         self.memory_chart.set_data([], {})
         self.time_chart.set_data([], {})
         self.advice.setText("")
+        self.host_panel.set_estimate(None)
         self.assumptions.clear()
         self.dp_label.setText("–")
 
@@ -450,7 +455,10 @@ class PlanPage(QWidget):
         self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9],
                                    labels=breakdown_labels())
         from planner_app.i18n import engine_text  # engine sentences in the UI's language
-        self.advice.setText((self.tr("Advice: ") + engine_text(est["advice"]["text"])) if est.get("advice") else "")
+        advice = [engine_text(est["advice"]["text"])] if est.get("advice") else []
+        advice += [engine_text(a) for a in est.get("host", {}).get("advice", [])]
+        self.advice.setText((self.tr("Advice: ") + " ".join(advice)) if advice else "")
+        self.host_panel.set_estimate(est)
         self.assumptions.clear()
         self.assumptions.addItems([engine_text(a) for a in est.get("assumptions", [])])
         self.estimated.emit(est)

@@ -1,0 +1,75 @@
+"""The Plan page's host-side panel (issue 19): checkpoint size and write cost, host RAM per
+node against the instance's, and the input pipeline's verdict, from the estimate's ``host``
+key (service/host.py). Shows only; computes nothing."""
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel
+
+from planner_app import units
+
+
+def verdict_text(verdict: str) -> str:
+    """The input pipeline's verdict in the UI's language."""
+    return {"fed": QCoreApplication.translate("HostPanel", "fed"),
+            "cpu-bound": QCoreApplication.translate("HostPanel", "CPU-bound"),
+            "storage-bound": QCoreApplication.translate("HostPanel", "storage-bound"),
+            }.get(verdict, QCoreApplication.translate("HostPanel", "unknown (choose an instance)"))
+
+
+def checkpoint_line(h: dict) -> str:
+    c = h["checkpoint"]
+    return QCoreApplication.translate(
+        "HostPanel", "{total} resumable ({weights} weights), {files} file(s); {write} per save at {bw:g} GB/s per "
+                     "node = {pct:.2f}% of training; {kept} kept: {disk}").format(
+        total=units.fmt_bytes(c["resumable_bytes"]), weights=units.fmt_bytes(c["weights_bytes"]), files=c["files"],
+        write=units.fmt_seconds(c["write_s"]), bw=c["write_gb_s_per_node"], pct=c["overhead_fraction"] * 100,
+        kept=c["kept"], disk=units.fmt_bytes(c["disk_bytes"]))
+
+
+def ram_line(h: dict) -> str:
+    r = h["ram"]
+    need = units.fmt_bytes(r["needed_bytes"])
+    if r["ram_bytes"] is None:
+        return QCoreApplication.translate("HostPanel", "{need} per node (choose an instance to compare)").format(
+            need=need)
+    text = QCoreApplication.translate("HostPanel", "{need} of {ram} per node ({states} offloaded states)").format(
+        need=need, ram=units.fmt_bytes(r["ram_bytes"]), states=units.fmt_bytes(r["parts"]["offloaded_states"]))
+    if not r["fits"]:
+        text += " — " + QCoreApplication.translate("HostPanel", "DOES NOT FIT the host")
+    return text
+
+
+def input_line(h: dict) -> str:
+    p = h["input"]
+    return QCoreApplication.translate(
+        "HostPanel", "{verdict}: {need:,.0f} samples/s per node ({gbs:.2f} GB/s, {cores:,.1f} cores); "
+                     "{workers} loader workers per GPU").format(
+        verdict=verdict_text(p["verdict"]), need=p["samples_per_s_per_node"], gbs=p["read_gb_s_per_node"],
+        cores=p["cores_needed_per_node"], workers=p["workers_per_gpu"])
+
+
+class HostPanel(QGroupBox):
+    """Three lines: checkpoint, host RAM, input pipeline."""
+
+    def __init__(self, parent=None):
+        super().__init__(QCoreApplication.translate("HostPanel", "Host side"), parent)
+        form = QFormLayout(self)
+        self.labels = {}
+        for key, title in (("checkpoint", QCoreApplication.translate("HostPanel", "Checkpoint")),
+                           ("ram", QCoreApplication.translate("HostPanel", "Host RAM")),
+                           ("input", QCoreApplication.translate("HostPanel", "Input pipeline"))):
+            lab = QLabel("–")
+            lab.setWordWrap(True)
+            lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            form.addRow(title, lab)
+            self.labels[key] = lab
+
+    def set_estimate(self, est: dict | None) -> None:
+        h = (est or {}).get("host")
+        self.setVisible(h is not None)
+        if h is None:
+            return
+        self.labels["checkpoint"].setText(checkpoint_line(h))
+        self.labels["ram"].setText(ram_line(h))
+        self.labels["input"].setText(input_line(h))
