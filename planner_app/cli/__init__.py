@@ -61,7 +61,8 @@ WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_bat
                  "lora_dtype", "lora_dropout", "qlora_prepare", "attention", "recompute", "tp", "pp", "dp", "cp",
                  "ep", "vp", "zero",
                  "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
-                 "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")
+                 "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration",
+                 "checkpoint_interval_min", "checkpoints_kept", "storage_write_gb_s", "host_probe")
 INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype")
 
 
@@ -172,6 +173,8 @@ def build_parser(document: bool = True) -> Parser:
 
     from planner_app.cli import cluster as cli_cluster
     cli_cluster.add_parser(sub, _positive_int)
+    from planner_app.cli import host_probe as cli_host_probe
+    cli_host_probe.add_parser(sub, _positive_int)
 
     rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
     rp.add_argument("scenario")
@@ -262,6 +265,9 @@ def main(argv=None) -> int:
         if args.command == "cluster":
             from planner_app.cli import cluster as cli_cluster
             return cli_cluster.run(args)
+        if args.command == "host-probe":
+            from planner_app.cli import host_probe as cli_host_probe
+            return cli_host_probe.run(args)
         if args.command == "report":
             if not _display_available():
                 # a headless command: Qt paints the PDF offscreen instead of aborting for lack of a display

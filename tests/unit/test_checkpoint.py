@@ -132,4 +132,4 @@ def test_cli_rejects_a_zero_interval_in_one_line(capsys):
 
     rc = cli.main(["estimate", "--model", "gpt2", "--gpu", "h100-sxm", "--checkpoint-interval-min", "0"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and len(err) == 1 and "--checkpoint-interval-min" in err[0]
+    assert rc == 2 and len(err) == 1 and "--checkpoint-interval-min: must be a number above 0" in err[0]
