@@ -58,8 +58,11 @@ def run(args) -> int:
     print(f"\rhost: {h['cpus']} CPUs, {h['ram_bytes'] / 1e9:,.1f} GB RAM" + " " * 40)
     print(f"storage {s['folder']} ({'direct I/O' if s['direct_io'] else 'buffered + fsync'}, "
           f"{s['size_bytes'] / 2**20:,.0f} MiB): write {s['write_gb_s']:.2f} GB/s, read {s['read_gb_s']:.2f} GB/s")
-    print(f"JPEG decode + augment: {d['images_per_s_per_core']:,.1f} images/s per core "
-          f"({d['ms_per_image']:.2f} ms, {d['jpeg_bytes_mean'] / 1e3:,.0f} kB JPEGs)")
+    if d.get("images_per_s_per_core") is None:
+        print(f"JPEG decode: not measured: {d.get('error', '')}")
+    else:
+        print(f"JPEG decode + augment: {d['images_per_s_per_core']:,.1f} images/s per core "
+              f"({d['ms_per_image']:.2f} ms, {d['jpeg_bytes_mean'] / 1e3:,.0f} kB JPEGs)")
     print(f"memory copy: {m['copy_gb_s']:.1f} GB/s")
     for v in result["verdicts"]:
         print("  " + v["text"])

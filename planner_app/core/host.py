@@ -10,13 +10,13 @@ import math
 from dataclasses import dataclass, replace
 
 # ---- host RAM -----------------------------------------------------------------------------------
-# One training process's own resident memory (Python, torch, CUDA runtime and NCCL host
-# buffers), before offloaded states: a planning figure of 4 GB per GPU (torch 2.x with CUDA
-# maps ~2-3 GB of libraries and keeps a few hundred MB of pinned staging buffers).
-TRAINING_PROCESS_HOST_BYTES = 4e9
-# A DataLoader worker is a fork of the training process; what it adds is its own heap and
-# decoded samples, ~0.5 GB a worker (copy-on-write pages it touches; a planning figure).
-LOADER_WORKER_HOST_BYTES = 0.5e9
+# One training process's own memory (Python, torch, CUDA runtime, cuDNN, pinned buffers), before
+# offloaded states: measured 4.15-4.21 GB PSS (5.2 GB RSS) for a ResNet-50 training process on
+# the H200 machine, torch 2.11 (tests/data/resnet50_loader_h200.json).
+TRAINING_PROCESS_HOST_BYTES = 4.2e9
+# A DataLoader worker is a fork of the training process; what it adds (PSS: its own pages plus a
+# share of those it still shares) was 0.20-0.27 GB on average, 0.41 GB at most, there.
+LOADER_WORKER_HOST_BYTES = 0.4e9
 # torch.utils.data.DataLoader's default prefetch_factor: 2 batches per worker in flight, and
 # pin_memory keeps one more in page-locked memory (torch/utils/data/dataloader.py).
 PREFETCH_FACTOR = 2
@@ -29,10 +29,12 @@ HOST_RAM_USABLE_FRACTION = 0.9
 IMAGENET_MEAN_JPEG_BYTES = 115.4e3
 IMAGE_SIDE = 224  # RandomResizedCrop(224): the ResNet-50 training recipe (torchvision references)
 # CPU cost of one ImageNet training sample with PIL: JPEG decode, RandomResizedCrop(224),
-# horizontal flip, to tensor and normalise. Default from the host probe on the planner's
-# build machine (tests/data/host_probe_local.json: PIL decode of 500x375 JPEGs of ~115 kB);
-# a probe of the target host replaces it (HostRates.decode_images_per_s_per_core).
-DECODE_IMAGES_PER_S_PER_CORE = 150.0
+# horizontal flip, to tensor and normalise. Default from the host probe on the H200 machine's
+# server CPU: 177 images/s per core on 500x375 JPEGs of 104 kB (tests/data/host_probe_h200.json;
+# torchvision DataLoader workers delivered 153-167 images/s each there,
+# tests/data/resnet50_loader_h200.json). A probe of the target host replaces it
+# (HostRates.decode_images_per_s_per_core).
+DECODE_IMAGES_PER_S_PER_CORE = 175.0
 # Pre-tokenised text (Megatron's indexed datasets, torchtitan's streams): token ids as uint16
 # when the vocabulary fits, else int32 (megatron/core/datasets/indexed_dataset.py,
 # DType.optimal_dtype); reading them costs the CPU next to nothing.
