@@ -83,10 +83,30 @@ def format_text(out: dict, price_src=None) -> str:
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
             per_m = out["cost"]["usd_per_million_tokens"]
             lines.append(f"Cost: ${per_m:.3f} per million tokens" + _cost_suffix(per_m, price_src))
+    if out.get("host"):
+        lines += [""] + _host_lines(out["host"])
     if out.get("advice"):
         lines.append("")
         lines.append("Advice: " + out["advice"]["text"])
+    for a in (out.get("host") or {}).get("advice", []):
+        lines.append("Advice: " + a)
     lines.append("")
     lines.append("Assumptions:")
     lines += [f"  - {a}" for a in out["assumptions"]]
     return "\n".join(lines)
+
+
+def _host_lines(h: dict) -> list[str]:
+    """The host side (issue 19): checkpoint, host RAM, input pipeline."""
+    gb, c, r, p = units.fmt_bytes, h["checkpoint"], h["ram"], h["input"]
+    ram = f"{gb(r['needed_bytes'])} per node" + (f" of {gb(r['ram_bytes'])}" if r["ram_bytes"] else "")
+    if r["fits"] is False:
+        ram += " (DOES NOT FIT the host)"
+    return [f"Checkpoint: {gb(c['resumable_bytes'])} resumable ({gb(c['weights_bytes'])} weights, {c['format']}, "
+            f"{c['files']} file(s)); {units.fmt_seconds(c['write_s'])} per save at {c['write_gb_s_per_node']:g} GB/s "
+            f"per node = {c['overhead_fraction'] * 100:.2f}% at one save per {c['interval_s'] / 60:g} min; "
+            f"{c['kept']} kept: {gb(c['disk_bytes'])}",
+            f"Host RAM: {ram}",
+            f"Input pipeline: {p['verdict']}, {p['samples_per_s_per_node']:,.0f} samples/s per node "
+            f"({p['read_gb_s_per_node']:.2f} GB/s, {p['cores_needed_per_node']:,.1f} cores), "
+            f"{p['workers_per_gpu']} loader workers per GPU"]

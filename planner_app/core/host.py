@@ -103,6 +103,7 @@ def input_pipeline(model, samples_per_s: float, seq_len: int, gpus: int, nodes: 
     if vcpus_per_node:
         free = max(vcpus_per_node - CORES_PER_TRAINING_PROCESS * gpn, 0)
         out["vcpus_per_node"] = vcpus_per_node
+        out["loader_cores_per_node"] = free
         out["cpu_samples_per_s_per_node"] = free * per_core
         out["workers_per_gpu"] = max(min(needed, int(free // gpn)), 1)  # more workers than cores do not help
     if nvme_gb_per_node:

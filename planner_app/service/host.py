@@ -81,7 +81,7 @@ def host_advice(cp: dict, ram: dict, pipe: dict, setup, inst) -> list[Text]:
                                                     "samples/s per node, {cores:,.0f} cores decode {have:,.0f}; the "
                                                     "GPUs wait ({util:.0f}% busy); decode on the GPU (NVIDIA DALI), "
                                                     "store pre-decoded or smaller images, or choose more vCPUs"),
-                        need=pipe["samples_per_s_per_node"], cores=pipe.get("vcpus_per_node", 0),
+                        need=pipe["samples_per_s_per_node"], cores=pipe.get("loader_cores_per_node", 0),
                         have=pipe["cpu_samples_per_s_per_node"], util=pipe["gpu_utilization_bound"] * 100))
     elif pipe["verdict"] == "storage-bound":
         out.append(Text(QT_TRANSLATE_NOOP("Engine", "the input pipeline is storage-bound: the GPUs read {need:.2f} "

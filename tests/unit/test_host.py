@@ -125,3 +125,16 @@ def test_workers_and_pinned_batches_scale_with_the_batch():
     one = H.loader_pinned_bytes(cnn, 64, 1, 4)
     assert one == (H.PREFETCH_FACTOR * 4 + 1) * 64 * 3 * 224 * 224 * 4
     assert H.loader_pinned_bytes(cnn, 128, 1, 4) == 2 * one
+
+
+def test_cli_text_shows_the_host_lines(capsys, db):
+    import planner_app.cli as cli
+    from planner_app import units
+
+    assert cli.main(["estimate", "--model", "resnet-50", "--instance", "p5.48xlarge", "--gpus", "8",
+                     "--micro-batch", "256"]) == 0
+    text = capsys.readouterr().out
+    e = _est(db, model="resnet-50", instance="p5.48xlarge", gpus=8, micro_batch=256)["host"]
+    assert f"Checkpoint: {units.fmt_bytes(e['checkpoint']['resumable_bytes'])} resumable" in text
+    assert f"Input pipeline: {e['input']['verdict']}" in text
+    assert "Advice: the input pipeline is" in text
