@@ -267,6 +267,9 @@ def main(argv=None) -> int:
         return _fail(f"{prog}: error: spec data: {e}")
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file the command reads or writes: full disk, a folder, no permission
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _fail(f"{prog}: error: {name}{e.strerror or e}")
     return 0
 
 
