@@ -93,6 +93,9 @@ def load_profile(name: str, userdb=None, specdb=None) -> CalibrationProfile:
 
     udb = userdb or UserDB.open_default()
     rec = udb.profile(name)
+    damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
+    if rec is None and damaged:
+        raise InputError("calibration", damaged[0])
     if rec is None:
         names = [p["name"] for p in udb.profiles()]
         raise InputError("calibration", f"no calibration profile named {name!r}"
