@@ -114,7 +114,7 @@ def _number(path, where, value, minimum=0.0, above=False, maximum=None, whole=Fa
             and (maximum is None or value <= maximum) and (not whole or value == int(value))
     if not ok:
         what = "a whole number" if whole else "a finite number"
-        rng = f"{'above' if above else 'of at least'} {minimum:g}" + (f" and at most {maximum:g}" if maximum else "")
+        rng = f"{'above' if above else 'of at least'} {minimum:,g}" + (f" and at most {maximum:,.0f}" if maximum else "")
         raise SpecDataError(path, None, where, f"must be {what} {rng}; got {str(value)[:40]!r}")
     return int(value) if whole else value
 

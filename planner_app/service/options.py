@@ -118,9 +118,13 @@ OPTIONS: tuple[Option, ...] = (
            "InfiniBand NDR)", scope="plan"),
     _int("nics_per_node", "network adapters per node (default: the instance's, else one per GPU)", hi=1024,
          scope="plan"),
-    Option("mfu", "float", "override the efficiency model with this MFU", minimum=0.0, maximum=1.0,
-           above_minimum=True, scope="plan"),
-    _pos("achieved_tflops", "override: achieved TFLOP/s per GPU", hi=1e6, unit="TFLOP/s", scope="plan"),
+    # The overrides set the training step time (inference has its own speed model, which they
+    # never reached). Floors: 0.1% MFU and 1 GFLOP/s are below any GPU run; smaller values gave
+    # an infinite step (5e-324 divided the FLOPs to inf, then a ZeroDivisionError).
+    Option("mfu", "float", "override the efficiency model with this MFU", minimum=0.001, maximum=1.0,
+           scope="plan", modes=TRAINING),
+    Option("achieved_tflops", "float", "override: achieved TFLOP/s per GPU (at most the GPU's peak)", minimum=0.001,
+           maximum=1e6, unit="TFLOP/s", scope="plan", modes=TRAINING),
     Option("price_mix", "text", "e.g. reserved_1yr=0.8,on_demand=0.2", scope="scenario"),
     _choice("price", "price basis of cost.usd (default on_demand, else the first known price)", PRICE_KINDS,
             scope="scenario"),
@@ -203,9 +207,9 @@ def parse_text(key, text: str):
     if opt.kind in ("int", "float"):
         try:
             value = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
+            return check_value(opt, value)
+        except (ValueError, InputError):  # the message shows the text as typed, not the float read from it
             raise InputError(opt.key, f"must be {opt.rule()}; got {_shown(text)}") from None
-        return check_value(opt, value)
     return check_value(opt, text)
 
 
