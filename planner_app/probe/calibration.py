@@ -96,7 +96,7 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
         rows = [r for r in collectives.get("rows", []) if r["collective"] == "all_reduce"]
         if rows:
             best = max(r["busbw_gb_s"] if "busbw_gb_s" in r else r["busbw_gbps"] for r in rows)
-            if collectives.get("environment", {}).get("nodes", 1) > 1:
+            if ((collectives.get("environment") or {}).get("nodes") or 1) > 1:
                 inter = best
             else:
                 intra = best

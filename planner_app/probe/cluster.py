@@ -110,7 +110,7 @@ def _number(path, where, value, minimum=0.0, above=False, maximum=None, whole=Fa
     """A finite number within range from a result file, else SpecDataError naming the field."""
     ok = not isinstance(value, bool) and isinstance(value, (int, float))
     if ok:
-        ok = math.isfinite(value) and (value > minimum if above else value >= minimum) \
+        ok = (not isinstance(value, float) or math.isfinite(value)) and (value > minimum if above else value >= minimum) \
             and (maximum is None or value <= maximum) and (not whole or value == int(value))
     if not ok:
         what = "a whole number" if whole else "a finite number"
@@ -212,8 +212,8 @@ def collective_verdicts(data: dict, gpu, intra, inter, nics_per_node: int = 8) -
     the GPU's NVLink per direction (or the PCIe rate) times the fabric's efficiency, the
     engine's own assumption (``core.network.topology``); across nodes the node's aggregate
     NIC rate times its efficiency (a ring's busbw approaches it, nccl-tests PERFORMANCE.md)."""
-    env = data.get("environment", {})
-    nodes = env.get("nodes", 1)
+    env = data.get("environment") or {}
+    nodes = env.get("nodes") or 1  # null in the file: one node, as when it is missing
     measured = best_busbw(data)
     if measured is None or gpu is None or int(env.get("world_size") or 0) < 2:
         return []  # one rank moves no data between GPUs: nothing to compare

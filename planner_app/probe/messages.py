@@ -22,7 +22,8 @@ def _need(kind, where, ok, what):
 
 
 def _num(kind, where, v, lo=0.0, hi=None, above=False):
-    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) \
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) \
+        and (not isinstance(v, float) or math.isfinite(v)) \
         and (v > lo if above else v >= lo) and (hi is None or v <= hi)
     rng = f"{'above' if above else 'at least'} {lo:g}" + (f" and at most {hi:g}" if hi is not None else "")
     _need(kind, where, ok, f"a finite number {rng}")

@@ -183,7 +183,9 @@ def check_value(opt: Option, value):
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or "\n" in value:
             raise bad
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    # (math.isfinite of a 400-digit int raises OverflowError: ints are finite, and the range check bounds them)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
+                                                                          and not math.isfinite(value)):
         raise bad
     if opt.kind == "int":
         if value != int(value):

@@ -71,7 +71,7 @@ def check_estimate(out: dict, cause: str = "result") -> dict:
     takes time and MFU/HFU are at most 1; ImpossibleResult naming ``cause`` (the option that
     set the numbers, or "result") and the value otherwise."""
     for path, v in _walk(out):
-        if not math.isfinite(v):
+        if isinstance(v, float) and not math.isfinite(v):
             raise ImpossibleResult(cause, f"the estimate has {path} = {v}: no real run gives that; check the inputs")
         if v < 0 and not path.startswith(SIGNED):
             step = out.get("time", {}).get("step_s") or 1.0
