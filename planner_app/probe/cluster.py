@@ -23,6 +23,7 @@ SAFE_ENV = {"NCCL_NVLS_ENABLE": "0"}  # no NVLink multicast (SHARP) unless the u
 RESULT_SCHEMA_NAME = "planner.collectives"
 RESULT_SCHEMA_VERSION = 1  # probe/collectives.py RESULT_SCHEMA
 MAX_RANKS = 1 << 20
+MAX_MESSAGE_BYTES = 1 << 50  # 1 PiB: far above any buffer a GPU holds (the probe's largest is 4 GiB)
 MAX_BUS_GBPS = 1e5  # GB/s; above any link in spec_data/fabrics.csv (bw_gb_s <= 10,000) with margin
 # Slurm's syntax for the values that become #SBATCH lines (sbatch(1)): partition and account
 # names (comma-separated lists for partitions), and the time formats "minutes", "MM:SS",
@@ -143,9 +144,9 @@ def _check_rows(path: str, rows) -> None:
         if r["collective"] not in COLLECTIVES:
             raise SpecDataError(path, None, f"rows[{i}].collective", f"must be one of {', '.join(COLLECTIVES)}; "
                                                                      f"got {str(r['collective'])[:40]!r}")
-        _number(path, f"rows[{i}].bytes", r["bytes"], 1, whole=True)
+        _number(path, f"rows[{i}].bytes", r["bytes"], 1, maximum=MAX_MESSAGE_BYTES, whole=True)
         _number(path, f"rows[{i}].ranks", r["ranks"], 1, maximum=MAX_RANKS, whole=True)
-        _number(path, f"rows[{i}].time_us", r["time_us"], 0.0, above=True)
+        _number(path, f"rows[{i}].time_us", r["time_us"], 0.0, above=True, maximum=1e12)
         _number(path, f"rows[{i}].algbw_gbps", r["algbw_gbps"], 0.0, maximum=MAX_BUS_GBPS)
         _number(path, f"rows[{i}].busbw_gbps", r["busbw_gbps"], 0.0, maximum=MAX_BUS_GBPS)
         expected = r["algbw_gbps"] * bus_factor(r["collective"], r["ranks"])
