@@ -10,6 +10,7 @@ from planner_app.core.estimate import Hardware, Overrides
 from planner_app.core.hf_config import load_hf_config
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.specdb.schema import one_line
 
 DEFAULT_FABRIC = "ib-ndr"
 
@@ -36,7 +37,7 @@ def check_hf_config(cfg, source: str = "config.json") -> dict:
         path, obj = stack.pop()
         items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
         for k, v in items:
-            where = f"{path}.{k}" if path else str(k)
+            where = one_line(f"{path}.{k}" if path else str(k))  # a key from the file, shown on one line
             if isinstance(v, float) and v != v or isinstance(v, float) and v in (float("inf"), float("-inf")):
                 raise InputError(f"config.json: {where}", f"must be a finite number, got {v!r}")
             if isinstance(v, (dict, list)):
