@@ -11,6 +11,7 @@ from planner_app.core.errors import InputError
 from planner_app.core.scaling import ScalingPoint, scaling_curve, skipped_node_counts
 
 DEFAULT_NODES = (1, 2, 4, 8, 16, 32, 64)
+MAX_NODES = 1 << 17  # x 8 GPUs: the option table's largest GPU count (MAX_GPUS = 2^20)
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,8 @@ def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> S
     from planner_app.service.results import check_estimate
 
     nodes = sorted({int(n) for n in request.nodes})
-    if not nodes or nodes[0] < 1:
-        raise InputError("nodes", "must be positive")
+    if not nodes or nodes[0] < 1 or nodes[-1] > MAX_NODES:
+        raise InputError("nodes", f"must be whole numbers from 1 to {MAX_NODES:,}")
     args = _options(request.options)
     model, hw, per_node, _overrides, notes = build_request(args, db)
     setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)

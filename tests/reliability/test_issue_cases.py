@@ -49,6 +49,9 @@ CLI_CASES = [
     ("scaling over nvlink4", ["scaling", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--fabrics", "nvlink4"],
      "fabric"),
     ("port 70000", ["cluster", "command", "--port", "70000"], "--port"),
+    # found by the fuzz suite
+    ("scaling nodes 400 digits", ["scaling", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--nodes", "9" * 400],
+     "nodes"),
 ]
 
 
@@ -152,6 +155,9 @@ SCENARIOS = [
     ("price_mix unreadable", lambda s: s.__setitem__("price_mix", 7), "price_mix"),
     ("chosen_plan true", lambda s: s.__setitem__("chosen_plan", True), "chosen_plan"),
     ("workload a list", lambda s: s.__setitem__("workload", [1]), "workload"),
+    # found by the fuzz suite
+    ("a key with a newline", lambda s: s["workload"].__setitem__("x\ny", 1), "workload.x\\ny"),
+    ("micro_batch 400 digits", lambda s: s["workload"].__setitem__("micro_batch", 10 ** 400), "micro_batch"),
 ]
 
 
