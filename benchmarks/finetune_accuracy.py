@@ -1,7 +1,8 @@
 """The engine against the fine-tuning measurements of issue 14 (tests/data/finetune_runs_h200.json,
-made on one H200 by benchmarks/gpu_finetune_runs.py), as the engine stands today: every case it
-can express, its estimate and the error, and the cases it cannot express yet (LoRA, QLoRA,
-paged 8-bit AdamW). AdamW runs are estimated with their implementation (--optimizer-impl).
+made on one H200 by benchmarks/gpu_finetune_runs.py): every case the engine can express, its
+estimate and the error, and the cases it cannot express (paged 8-bit AdamW, generate() without
+a KV cache). AdamW runs are estimated with their implementation (--optimizer-impl), LoRA and
+QLoRA runs with --finetune, --lora-rank, --lora-targets and --qlora-prepare.
 
     python benchmarks/finetune_accuracy.py            # prints a markdown table
 
@@ -20,6 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
 DATA = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")
+# Runs through Hugging Face Trainer (benchmarks/gpu_trainer_runs.py): an independent check, made after
+# the engine's LoRA model was written against DATA; its cases were not used to set any constant.
+TRAINER_DATA = os.path.join(ROOT, "tests", "data", "trainer_runs_h200.json")
 CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
 # how the engine can express a measured optimizer today (None: it cannot)
 OPTIMIZERS = {"adamw-foreach": ("adamw", "foreach"), "adamw-fused": ("adamw", "fused"),
@@ -27,12 +31,35 @@ OPTIMIZERS = {"adamw-foreach": ("adamw", "foreach"), "adamw-fused": ("adamw", "f
               "bnb-paged-adamw8bit": None}
 
 
+def trainer_options_for(case: dict) -> tuple[dict, str]:
+    """Estimate options for a Trainer run: Trainer(bf16=True) autocasts the forward, over a bf16 base
+    (bf16-autocast) or an fp32 one (amp-bf16); its default optimizer is fused AdamW."""
+    model = os.path.join(CONFIGS, case["config"] + ".json")
+    recipe = "bf16-autocast" if case["base_dtype"] == "bf16" else "amp-bf16"
+    options = {"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
+               "recipe": recipe, "attention": "sdpa", "optimizer": "adamw", "optimizer_impl": "fused",
+               "recompute": "full" if case.get("grad_checkpointing") or case.get("prepare_kbit") else "none",
+               "framework": "pytorch"}
+    lora = case.get("lora")
+    note = f"Trainer, {recipe}"
+    if lora:
+        targets = lora["target_modules"]
+        options.update(finetune="qlora" if case.get("quant") else "lora", lora_rank=lora["r"],
+                       lora_targets=targets if isinstance(targets, str) else ",".join(targets))
+        if case.get("adapter_dtype", "fp32") != "fp32":
+            options["lora_dtype"] = case["adapter_dtype"]
+        if case.get("lora_dropout"):
+            options["lora_dropout"] = case["lora_dropout"]
+        if case.get("prepare_kbit"):
+            options["qlora_prepare"] = True
+        note += f", --finetune {options['finetune']} r{lora['r']} {options['lora_targets']}"
+    return options, note + (" GC" if options["recompute"] == "full" else "")
+
+
 def options_for(case: dict) -> tuple[dict | None, str]:
     """(estimate options, note) for a measured case; options None when it cannot be expressed."""
     model = os.path.join(CONFIGS, case["config"] + ".json")
     name = case["name"]
-    if name.startswith(("lora", "qlora")):
-        return None, "LoRA/QLoRA: not expressible yet (issue 14)"
     if name.startswith("generate"):
         if not case.get("use_cache"):
             return None, "generate() without a KV cache: not a mode the engine models"
@@ -43,9 +70,20 @@ def options_for(case: dict) -> tuple[dict | None, str]:
     if opt is None:
         return None, f"{case['optimizer']}: states in CUDA managed memory (not counted by max_memory_allocated)"
     note = f"{opt[0]}, --optimizer-impl {opt[1]}"
-    return ({"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
-             "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt[0], "optimizer_impl": opt[1],
-             "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}, note)
+    options = {"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
+               "recipe": case["recipe"], "attention": case["attention"], "optimizer": opt[0], "optimizer_impl": opt[1],
+               "recompute": "full" if case.get("grad_checkpointing") else "none", "framework": "pytorch"}
+    lora = case.get("lora")
+    if lora:
+        targets = lora["target_modules"]
+        options.update(finetune="qlora" if case.get("quant") else "lora", lora_rank=lora["r"],
+                       lora_targets=targets if isinstance(targets, str) else ",".join(targets))
+        if case.get("prepare_kbit"):
+            options["qlora_prepare"] = True
+        note = f"--finetune {options['finetune']} r{lora['r']} {options['lora_targets']}" + (
+            " --qlora-prepare" if case.get("prepare_kbit") else "") + ("" if not case.get("grad_checkpointing")
+                                                                       else " GC")
+    return options, note
 
 
 def main() -> int:
@@ -55,14 +93,22 @@ def main() -> int:
 
     with open(DATA, encoding="utf-8") as f:
         data = json.load(f)
+    with open(TRAINER_DATA, encoding="utf-8") as f:
+        trainer = json.load(f)
+    from planner_app.core.errors import InputError
+
     db = open_catalog()
     rows, mem_err, time_err, skipped = [], [], [], []
-    for case in data["cases"]:
-        opts, note = options_for(case)
+    for case, (opts, note) in [(c, options_for(c)) for c in data["cases"]] + [
+            (c, trainer_options_for(c)) for c in trainer["cases"] if c["status"] == "ok"]:
         if opts is None:
             skipped.append((case["name"], note))
             continue
-        est = estimate_from_options(opts, db)
+        try:
+            est = estimate_from_options(opts, db)
+        except InputError as e:  # the engine refuses what it does not model: listed, not hidden
+            skipped.append((case["name"], f"refused: {e}"))
+            continue
         peak_e = est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES
         peak_m = case["peak_bytes"]
         if opts.get("mode") == "inference":
@@ -70,6 +116,9 @@ def main() -> int:
         else:
             t_e, t_m = est["time"]["step_s"] * 1e3, case["step_ms_median"]
         em, et = peak_e / peak_m - 1, t_e / t_m - 1
+        if "trainable_params" in case and "trainable" in est["params"] and est["params"]["trainable"] != \
+                case["trainable_params"]:
+            note += f" (trainable: engine {est['params']['trainable']:,}, PEFT {case['trainable_params']:,})"
         mem_err.append(abs(em))
         time_err.append(abs(et))
         rows.append(f"| {case['name']} | {peak_m / 1e9:.2f} | {peak_e / 1e9:.2f} | {em:+.1%} | {t_m:.1f} | {t_e:.1f} "

@@ -2,7 +2,9 @@
 
 Builds each model in tests/data/hf_configs/ on the ``meta`` device (no memory, no
 download) and writes ``sum(p.numel() for p in model.parameters())`` to
-tests/data/hf_param_counts.json. Needs torch and transformers::
+tests/data/hf_param_counts.json, the record that tests/unit/test_model_params.py reads
+(tests/unit/test_hf_meta_models.py makes the same comparison live, in CI). Needs torch
+and transformers::
 
     python benchmarks/hf_param_counts.py
 """

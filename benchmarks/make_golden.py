@@ -258,10 +258,33 @@ def inference() -> list:
     return cases
 
 
+def finetune() -> list:
+    """LoRA and QLoRA (issue 14): ranks, target sets, adapter dtypes, dropout, recipes, recomputation,
+    prepare_model_for_kbit_training, data parallelism with ZeRO, GPT-2 and BERT module names; the
+    bf16-autocast recipe on full fine-tuning; generate() against a hand-written loop."""
+    base = ["--model", "llama-2-7b", "--gpu", "h100-sxm", "--micro-batch", 4, "--seq-len", 2048]
+    cases = [t(*base, "--finetune", f, "--lora-rank", r, "--lora-targets", tg)
+             for f in ["lora", "qlora"] for r in [8, 64] for tg in ["q_proj,v_proj", "all-linear"]]
+    cases += [t(*base, "--finetune", "lora", "--recipe", r) for r in ["fp32", "amp-bf16", "bf16", "bf16-autocast"]]
+    cases += [t(*base, "--finetune", "lora", "--lora-dtype", "bf16", "--lora-dropout", "0.05", "--recompute", rc)
+              for rc in ["none", "selective", "full"]]
+    cases += [t(*base, "--finetune", "qlora", "--qlora-prepare", "--recipe", r) for r in ["bf16", "bf16-autocast"]]
+    cases += [t("--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", 8, "--zero", z, "--finetune", "qlora",
+                "--lora-targets", "all-linear", "--tokens", "1e9") for z in [0, 1, 3]]
+    cases += [t("--model", m, "--gpu", "a10g", "--finetune", "lora", "--lora-targets", tg)
+              for m, tg in [("gpt2", "c_attn,c_proj,c_fc"), ("bert-base-uncased", "query,value")]]
+    cases += [t("--model", "mixtral-8x7b", "--gpu", "h200-sxm", "--gpus", 8, "--zero", 3, "--finetune", "lora",
+                "--lora-targets", "q_proj,k_proj,v_proj,o_proj")]
+    cases += [t("--model", m, "--gpu", "h100-sxm", "--recipe", "bf16-autocast") for m in ["gpt2-xl", "llama-3.2-1b"]]
+    cases += [i("--model", "llama-3.2-1b", "--gpu", "h100-sxm", "--batch", 16, "--prompt-len", 2048,
+                "--inference-api", api) for api in ["generate", "forward-loop"]]
+    return cases
+
+
 def all_cases() -> list:
     cases = (training_precision() + training_kernels() + training_zero() + training_parallel() + training_moe()
              + training_gpus() + training_instances() + training_network() + training_budget() + training_models()
-             + inference())
+             + inference() + finetune())
     cases = [c + ["--json"] for c in cases]
     seen = set()
     for c in cases:

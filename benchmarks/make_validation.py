@@ -75,7 +75,7 @@ def inference_section(out):
 
     runs = load("training_runs_h200.json")["inference"]
     out.append("## Inference memory against real runs (one H200, Hugging Face, bf16, SDPA)\n")
-    out.append("Greedy generation with the model's KV cache (prefill, then one token at a time); measured = "
+    out.append("A hand-written greedy loop over `model(input_ids)` with the model's KV cache (prefill, then one token at a time; `--inference-api forward-loop`); measured = "
                "`max_memory_allocated`.\n")
     out.append("| model | batch | prompt + new | measured GB | estimate GB | error |")
     out.append("|---|---:|---|---:|---:|---:|")
@@ -114,7 +114,8 @@ def published_memory_section(out):
     out.append(f"Parameter counts: the engine's count equals PyTorch's `sum(p.numel())` for all "
                f"{len(counts['counts'])} Hugging Face configurations in tests/data/hf_configs "
                f"({len({v['class'] for v in counts['counts'].values()})} architectures, transformers "
-               f"{counts['transformers']}), from GPT-2 124M to DeepSeek-V3 671B.\n")
+               f"{counts['transformers']}), from GPT-2 124M to DeepSeek-V3 671B; tests/unit/test_hf_meta_models.py "
+               f"builds each on the meta device in CI.\n")
 
 
 def published_runs_section(out):

@@ -57,11 +57,12 @@ def _positive_int(flag: str):
 # The options of `estimate` and `scaling`, in --help order; each is declared once in
 # planner_app/service/options.py (type, range, default, help).
 WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_batch", "seq_len", "global_batch",
-                 "tokens", "recipe", "optimizer", "optimizer_impl", "attention", "recompute", "tp", "pp", "dp", "cp",
+                 "tokens", "recipe", "optimizer", "optimizer_impl", "finetune", "lora_rank", "lora_targets",
+                 "lora_dtype", "lora_dropout", "qlora_prepare", "attention", "recompute", "tp", "pp", "dp", "cp",
                  "ep", "vp", "zero",
                  "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
                  "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration")
-INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype")
+INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype")
 
 
 def _add_workload_options(p):
@@ -72,7 +73,8 @@ def _add_workload_options(p):
 # Help text of the few arguments whose add_argument call gives none (by argparse dest); the
 # estimate options and the commands' own Options carry theirs (service/options.py).
 HELP = {
-    "json": "print one JSON object", "csv": "print CSV", "kind": "what to list",
+    "json": "print one JSON object", "csv": "print CSV",
+    "kind": "what to list, or import (a SkyPilot or gpuhunt catalog)",
     "backend": "benchmark backend (auto: torch, else cupy, else numpy on the CPU)",
     "quick": "fewer sizes and repeats (about 10 s)",
     "scenario": "scenario file (.json)", "output": "file to write",
@@ -122,8 +124,14 @@ def build_parser(document: bool = True) -> Parser:
     m = sub.add_parser("models", help="list model presets")
     m.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("specs", help="list GPUs, instances or fabrics")
-    s.add_argument("kind", choices=("gpus", "instances", "fabrics"))
+    s = sub.add_parser("specs", help="list GPUs, instances or fabrics; import a SkyPilot or gpuhunt catalog")
+    s.add_argument("kind", choices=("gpus", "instances", "fabrics", "import"))
+    s.add_argument("file", nargs="?", help="specs import: a SkyPilot vms.csv, or a gpuhunt catalog (zip or CSV)")
+    s.add_argument("--provider", help="specs import: the provider the file is for (AWS, GCP, Azure, ...)")
+    s.add_argument("--region", help="specs import: only this region (default: each type's cheapest region)")
+    s.add_argument("--price-date", help="specs import: the date the file's prices were read, YYYY-MM-DD "
+                                        "(default: today)")
+    s.add_argument("--dry-run", action="store_true", help="specs import: report the changes, save nothing")
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
@@ -136,6 +144,7 @@ def build_parser(document: bool = True) -> Parser:
     # estimate's options keep estimate's declarations; left unset, the search service takes
     # estimate's defaults (OPTION_DEFAULTS, default_recipe)
     add_arguments(sr, ("model", "tokens", "seq_len", "global_batch", "recipe", "framework", "optimizer_impl",
+                       "finetune", "lora_rank", "lora_targets", "lora_dtype", "lora_dropout", "qlora_prepare",
                        "calibration", "fabric", "cny_per_usd"), required=("model", "tokens"))
     add_arguments(sr, (own["max_gpus"],), required=("max_gpus",))
     add_arguments(sr, (own["deadline_days"], own["budget_usd"]))
@@ -318,6 +327,15 @@ def _specs(args) -> int:
     from planner_app.service.catalog import open_catalog
     import csv
 
+    from planner_app.core.errors import InputError
+
+    if args.kind == "import":
+        from planner_app.cli import specs_import
+        return specs_import.run(args)
+    for opt in ("file", "provider", "region", "price_date"):
+        if getattr(args, opt):
+            flag = "FILE" if opt == "file" else "--" + opt.replace("_", "-")
+            raise InputError(opt, f"{flag} belongs to `specs import`, not to `specs {args.kind}`")
     db = open_catalog()
     records = db.records_as_printed(args.kind)
     if args.csv:

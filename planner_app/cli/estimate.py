@@ -6,19 +6,33 @@ import json
 from planner_app import units
 from planner_app.service.catalog import open_catalog
 from planner_app.service.estimate import apply_cli_defaults, estimate_from_args
+from planner_app.service.pricing import native_amount, price_source
 
 
 def run(args) -> int:
-    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), open_catalog())
+    db = open_catalog()
+    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), db)
     if args.json:
         print(json.dumps(out, indent=1))
     else:
-        print(format_text(out))
+        print(format_text(out, price_source(db, args.instance, args.cny_per_usd)))
     return 0
 
 
-def format_text(out: dict) -> str:
-    """A readable summary of an estimate."""
+def _cost_suffix(usd, src) -> str:
+    """'' for a bare GPU; else the price's currency, date and age, and for a CNY price the
+    amount in CNY and the exchange rate the USD figure used."""
+    if src is None:
+        return ""
+    native = native_amount(usd, src)
+    head = f" = CNY {native:,.0f}" if src.converted and native is not None and native >= 100 else (
+        f" = CNY {native:,.3f}" if src.converted and native is not None else "")
+    return f"{head} [{src.describe()}]"
+
+
+def format_text(out: dict, price_src=None) -> str:
+    """A readable summary of an estimate; ``price_src`` (service.pricing.PriceSource) adds the
+    price's currency, date and exchange rate to the cost line."""
     gb = units.fmt_bytes
     m = out["memory"]
     lines = [f"{out['model']['summary']}",
@@ -31,6 +45,10 @@ def format_text(out: dict) -> str:
         s = out["setup"]
         lines.append(f"Setup: micro-batch {s['micro_batch']}, seq {s['seq_len']}, {s['recipe']}, {s['optimizer']}, "
                      f"{s['attention']} attention, recompute {s['recompute']}, {s['framework']}")
+        if s.get("finetune", "full") != "full":
+            lines.append(f"Fine-tuning: {'QLoRA (NF4 base)' if s['finetune'] == 'qlora' else 'LoRA'} rank "
+                         f"{s['lora_rank']} on {', '.join(s['lora_targets'])}, {s['lora_dtype']} adapters, "
+                         f"{out['params']['trainable']:,} trainable parameters")
     verdict = "FITS" if m["fits"] else "DOES NOT FIT"
     lines.append("")
     lines.append(f"Memory per GPU: peak {gb(m['peak_bytes'])} (+ overheads = {gb(m['device_bytes'])}) "
@@ -56,14 +74,15 @@ def format_text(out: dict) -> str:
             lines.append(f"Time to train: {t['train_days']:.1f} days, {c['gpu_hours']:,.0f} GPU-hours, "
                          f"{c['energy_kwh']:,.0f} kWh")
             if c.get("usd") is not None:
-                lines.append(f"Cost: ${c['usd']:,.0f} ({c.get('usd_price_basis')})"
+                lines.append(f"Cost: ${c['usd']:,.0f} ({c.get('usd_price_basis')})" + _cost_suffix(c["usd"], price_src)
                              + (f"; mix ${c['usd_mix']:,.0f}" if c.get("usd_mix") else ""))
     elif t:
         lines.append("")
         lines.append(f"Prefill {units.fmt_seconds(t['prefill_s'])}; decode {t['decode_tokens_per_s']:,.0f} tokens/s "
                      f"({t['decode_tokens_per_s_per_user']:,.1f} per user, {t['decode_bound']}-bound)")
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
-            lines.append(f"Cost: ${out['cost']['usd_per_million_tokens']:.3f} per million tokens")
+            per_m = out["cost"]["usd_per_million_tokens"]
+            lines.append(f"Cost: ${per_m:.3f} per million tokens" + _cost_suffix(per_m, price_src))
     if out.get("advice"):
         lines.append("")
         lines.append("Advice: " + out["advice"]["text"])

@@ -26,7 +26,9 @@ def search_request(args) -> SearchRequest:
                          budget_usd=args.budget_usd, objective=args.objective, top=args.top,
                          price_basis=args.price, fabric=args.fabric, cny_per_usd=args.cny_per_usd,
                          min_headroom_fraction=args.min_headroom_pct / 100,
-                         calibration=getattr(args, "calibration", None))
+                         calibration=getattr(args, "calibration", None),
+                         **{k: getattr(args, k, None) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
+                                                                "lora_dropout", "qlora_prepare")})
 
 
 def run_search(args) -> int:
@@ -41,11 +43,24 @@ def run_search(args) -> int:
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
-    print(format_text(got.model, args.tokens, res, got.notes + res.assumptions))
+    print(format_text(got.model, args.tokens, res, got.notes + res.assumptions, converted=_cny_candidates(db, res)))
     return 0
 
 
-def format_text(model, tokens: float, res, assumptions: list | None = None) -> str:
+def _cny_candidates(db, res) -> set:
+    """Names of the candidates whose prices are CNY (their USD costs are converted)."""
+    out = set()
+    for p in res.plans:
+        if p.get("instance"):
+            try:
+                if db.instance(p["candidate"]).prices.currency != "USD":
+                    out.add(p["candidate"])
+            except ValueError:
+                pass
+    return out
+
+
+def format_text(model, tokens: float, res, assumptions: list | None = None, converted=frozenset()) -> str:
     """The ranked plans as a table (machine names in full), then the assumptions and the
     ``estimate`` command of the best plan."""
     lines = [f"{model.summary()}; {tokens:.3g} tokens; {res.evaluated:,} configurations scored in "
@@ -62,11 +77,15 @@ def format_text(model, tokens: float, res, assumptions: list | None = None) -> s
         usd = p["cost"]["usd"]
         sched = q["pp_schedule"] + (f" vp={q['vp']}" if q["pp_schedule"] == "interleaved" else "")
         cost = p["cost"].get("note", "-") if usd is None else f"{usd:,.0f}"
+        if usd is not None and p["candidate"] in converted:
+            cost = "¥→$ " + cost  # a CNY price converted to USD (the rate is in the notes below)
         lines.append(f"{i:>2} {p['candidate']:{width}s} {q['gpus']:>5} {q['tp']:>3} {q['pp']:>3} {q['dp']:>4} "
                      f"{q['cp']:>3} {q['ep']:>3} {('yes' if q['sequence_parallel'] else 'no'):>3} {sched:>13} "
                      f"{q['zero']:>2} {p['micro_batch']:>3} {p['recompute']:>9} {p['time']['train_days']:8.1f} "
                      f"{p['time']['mfu'] * 100:5.1f}% {cost:>{cost_w}}")
     lines += [f"  - {a}" for a in (res.assumptions if assumptions is None else assumptions)]
+    if converted & {p["candidate"] for p in res.plans if p["cost"]["usd"] is not None}:
+        lines.append("  - ¥→$ marks a cost converted from a CNY price (rate above)")
     if res.plans:
         lines.append("reproduce plan 1 (--json has every plan's command):")
         lines.append("  " + res.plans[0]["estimate_command"])

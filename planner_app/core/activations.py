@@ -52,10 +52,11 @@ def window_mask(model, seq_len):
 
 @lru_cache(maxsize=512)
 def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framework: str,
-                   mask: bool, selective: bool, fp8: bool) -> ModelProfiles:
-    """Simulate the embedding, the dense and MoE layer kinds and the head of ``model``."""
+                   mask: bool, selective: bool, fp8: bool, lora=None) -> ModelProfiles:
+    """Simulate the embedding, the dense and MoE layer kinds and the head of ``model``
+    (``lora``: a core/lora.LoraSpec for LoRA/QLoRA fine-tuning)."""
     seq_hint = 1 << 30 if mask else 1  # only decides whether a sliding-window mask exists
-    spec = HFLayerSpec(act_kind, grad_bytes, attention, seq_hint)
+    spec = HFLayerSpec(act_kind, grad_bytes, attention, seq_hint, lora)
     dense = moe = None
     if framework == "megatron":
         if model.dense_mlp_layers:
@@ -77,7 +78,8 @@ def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framew
     mask_bytes = 0.0
     if model.arch != "bert" and (attention == "eager" or mask):
         # masking_utils: eager gets a float mask in the embeddings' dtype, SDPA a bool mask
-        mask_bytes = (4 if act_kind in ("fp32", "amp") else 2) if attention == "eager" else 1
+        fp32_embeddings = act_kind in ("fp32", "amp") or (lora is not None and lora.prepare)  # lp-amp: bf16
+        mask_bytes = (4 if fp32_embeddings else 2) if attention == "eager" else 1
     return ModelProfiles(embed, dense, moe, head, mask_bytes, act_kind == "amp")
 
 

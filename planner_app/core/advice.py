@@ -1,6 +1,8 @@
 """Advice: when a plan does not fit or runs slowly, the single changes that would fix it,
 ranked, each with its quantified effect on memory and step time ("does not fit by 12 GB:
-full recomputation saves 21 GB and costs 31% more time; ZeRO-2 saves 28 GB and costs 4%")."""
+full recomputation saves 21 GB and costs 31% more time; ZeRO-2 saves 28 GB and costs 4%").
+When no single change makes it fit on its GPUs, the memory-saving changes are combined, the
+cheapest in time per GB first, until it does ("bf16 weights + 8-bit AdamW + full recomputation")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -21,6 +23,7 @@ class Change:
 
 
 def _variants(model, setup, plan):
+    """(label, setup, plan, keeps_gpus) of each single change to the plan as it is."""
     s, p = setup, plan
     yield Text(QT_TRANSLATE_NOOP("Engine", "full recomputation")), replace(s, recompute="full"), p
     yield Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation")), replace(s, recompute="selective"), p
@@ -44,6 +47,54 @@ def _variants(model, setup, plan):
         yield Text(QT_TRANSLATE_NOOP("Engine", "SDPA / flash attention")), replace(s, attention="sdpa"), p
     if s.optimizer in ("adam", "adamw"):
         yield Text(QT_TRANSLATE_NOOP("Engine", "8-bit AdamW")), replace(s, optimizer="adamw-8bit"), p
+    if s.finetune == "full" and s.framework == "pytorch" and model.is_transformer:
+        # a different training outcome (adapters, not every weight): offered, never combined
+        lora_recipe = s.recipe if s.recipe in ("fp32", "bf16", "bf16-autocast", "amp-bf16", "amp-fp16") else "bf16"
+        yield (Text(QT_TRANSLATE_NOOP("Engine", "LoRA adapters instead of full fine-tuning (PEFT, rank 8)")),
+               replace(s, finetune="lora", recipe=lora_recipe), p)
+        yield (Text(QT_TRANSLATE_NOOP("Engine", "QLoRA: LoRA on a 4-bit base (bitsandbytes NF4)")),
+               replace(s, finetune="qlora", recipe="bf16-autocast"), p)
+
+
+# Changes a combination may take (the same training, its GPUs unchanged): memory-saving settings,
+# never more GPUs and never LoRA in place of full fine-tuning.
+_COMBINABLE = ("full recomputation", "ZeRO-{z}", "micro-batch {b} (more accumulation)", "sequence parallelism",
+               "offload optimizer states to the CPU", "bf16 weights and optimizer states", "SDPA / flash attention",
+               "8-bit AdamW")
+
+
+_OTHER_TRAINING = ("LoRA adapters instead of full fine-tuning (PEFT, rank 8)",
+                   "QLoRA: LoRA on a 4-bit base (bitsandbytes NF4)")
+
+
+def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, base_dev: float):
+    """When no single change fits: the memory-saving changes that keep the GPUs, applied one after
+    another (the least extra time per GB saved first) until the plan fits; a Change naming all of
+    them, or None."""
+    from planner_app.core.text import TextList
+
+    # cheapest first: the least step time per GB saved (changes that also speed the step up lead)
+    steps = sorted((c for c in singles if c[0].label.template in _COMBINABLE and c[0].saves_bytes > 0),
+                   key=lambda c: c[0].time_change / (c[0].saves_bytes / 1e9))
+    s, p, labels, seen = setup, plan, [], set()
+    for change, s1, p1 in steps:
+        if change.label.template in seen:  # one ZeRO stage, one micro-batch
+            continue
+        seen.add(change.label.template)
+        s2 = replace(s, **{f: getattr(s1, f) for f in ("recompute", "micro_batch", "global_batch", "offload", "recipe",
+                                                       "attention", "optimizer") if getattr(s1, f) != getattr(setup, f)})
+        p2 = replace(p, **{f: getattr(p1, f) for f in ("zero", "sequence_parallel") if getattr(p1, f) != getattr(plan, f)})
+        try:
+            m = training_memory(model, s2, p2, cap)
+        except InputError:
+            continue
+        s, p = s2, p2
+        labels.append(change.label)
+        if m.fits:
+            t = step_time(model, hw, s, p).step_s
+            return Change(label=TextList(QT_TRANSLATE_NOOP("Engine", " + "), labels), fits=True,
+                          saves_bytes=base_dev - m.device_bytes, time_change=t / base_t - 1, gpus=p.gpus)
+    return None
 
 
 def advise(model, hw, setup, plan, limit: int = 8) -> tuple[dict, list[Change]]:
@@ -52,20 +103,27 @@ def advise(model, hw, setup, plan, limit: int = 8) -> tuple[dict, list[Change]]:
     base_mem = training_memory(model, setup, plan, cap)
     base_t = step_time(model, hw, setup, plan).step_s
     summary = {"fits": bool(base_mem.fits), "over_bytes": base_mem.device_bytes - cap, "step_s": base_t}
-    changes = []
+    changes, singles = [], []
     for label, s, p in _variants(model, setup, plan):
         try:
             m = training_memory(model, s, p, cap)
             t = step_time(model, hw, s, p).step_s
         except InputError:
             continue
-        changes.append(Change(label=label, fits=bool(m.fits), saves_bytes=base_mem.device_bytes - m.device_bytes,
-                              time_change=t / base_t - 1, gpus=p.gpus))
+        c = Change(label=label, fits=bool(m.fits), saves_bytes=base_mem.device_bytes - m.device_bytes,
+                   time_change=t / base_t - 1, gpus=p.gpus)
+        changes.append(c)
+        singles.append((c, s, p))
     if not base_mem.fits:
         changes = [c for c in changes if c.saves_bytes > 0]
-        changes.sort(key=lambda c: (not c.fits, c.gpus, c.time_change))
-    else:
-        changes = [c for c in changes if c.fits and c.time_change < -0.01]
+        if not any(c.fits and c.gpus == plan.gpus and c.label.template in _COMBINABLE for c in changes):
+            combo = _combined(model, hw, setup, plan, singles, cap, base_t, base_mem.device_bytes)
+            if combo is not None:
+                changes.append(combo)
+        # what fits first, on the fewest GPUs, the same training (not LoRA instead) before the fastest
+        changes.sort(key=lambda c: (not c.fits, c.gpus, c.label.template in _OTHER_TRAINING, c.time_change))
+    else:  # it fits: faster settings for the same training (LoRA would train something else)
+        changes = [c for c in changes if c.fits and c.time_change < -0.01 and c.label.template not in _OTHER_TRAINING]
         changes.sort(key=lambda c: c.time_change)
     return summary, changes[:limit]
 

@@ -146,7 +146,9 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
     top, align = (np.maximum, alignment_speed) if vec else (max, _alignment_speed_of)
     floor = eff.launch_s
     fwd = bwd = 0.0
-    for (k, n, split, bits) in profile.gemms:
+    for gemm in profile.gemms:
+        k, n, split, bits = gemm[:4]
+        bwd_gemms = gemm[4] if len(gemm) > 4 else 2  # data and weight gradients; 1 for a frozen weight
         bits = bits if bits in (8, 16, 32) else gemm_bits_default
         peak = gpu.peak_tflops(bits)
         if split == "k":
@@ -157,14 +159,16 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
             local_k, local_n, div = k, n, 1
         t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits)), floor)
         fwd = fwd + t
-        bwd = bwd + 2 * t  # data gradient and weight gradient
-    peak_a = gpu.peak_tflops(16 if gemm_bits_default != 32 else 32)
+        bwd = bwd + bwd_gemms * t
+    # fused attention runs at its inputs' precision (fp32 q/k/v under QLoRA's prepare_model_for_kbit_training)
+    attn_bits = 32 if (profile.attn_bits == 32 or gemm_bits_default == 32) else 16
+    peak_a = gpu.peak_tflops(attn_bits)
     attn_f = attn_b = 0.0
     if profile.attn_flops:
         frac = 0.5 if causal and not profile.attn_masked else 1.0
         f = profile.attn_flops * tokens * seq_len * frac / tp
-        attn_f = top(attention_time_s(f, peak_a, head_dim, eff, gemm_bits_default), floor)
-        attn_b = top(attention_time_s(2.5 * f, peak_a, head_dim, eff, gemm_bits_default), floor)
+        attn_f = top(attention_time_s(f, peak_a, head_dim, eff, attn_bits), floor)
+        attn_b = top(attention_time_s(2.5 * f, peak_a, head_dim, eff, attn_bits), floor)
         if profile.attn_masked:
             attn_f = attn_f / MASKED_ATTENTION_SPEED
             attn_b = attn_b / MASKED_ATTENTION_SPEED

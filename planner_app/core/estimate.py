@@ -9,8 +9,9 @@ from planner_app.core import timing
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
 from planner_app.core.inference import inference_memory, largest_batch, longest_context
+from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
-from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
 from planner_app.core.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
                                      allocator_reserve_fraction)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -49,11 +50,20 @@ def _layout(plan: ParallelPlan) -> dict:
             "gpus": plan.gpus, "gpus_per_node": plan.gpus_per_node, "nodes": plan.nodes}
 
 
+def same_schedule(setup: TrainingSetup, plan: ParallelPlan, micro_batch: int | None = None) -> TrainingSetup:
+    """``setup`` at another micro-batch (or data-parallel degree) with the same number of
+    micro-batches per step: the global batch follows, so a pipeline keeps as many micro-batches
+    in flight (min(pp, micro-batches), which sets its first stage's activations)."""
+    n_acc = grad_accum_steps(setup, plan)
+    mb = setup.micro_batch if micro_batch is None else micro_batch
+    return replace(setup, micro_batch=mb, global_batch=mb * plan.dp * plan.ep * n_acc if n_acc > 1 else 0)
+
+
 def largest_micro_batch(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float) -> int:
-    """The largest micro-batch whose step fits (memory never falls as the batch grows)."""
+    """The largest micro-batch whose step fits (memory never falls as the batch grows), at the
+    plan's number of micro-batches per step."""
     def fits(b):
-        s = replace(setup, micro_batch=b, global_batch=0)
-        return training_memory(model, s, plan, capacity_bytes).fits
+        return training_memory(model, same_schedule(setup, plan, b), plan, capacity_bytes).fits
 
     if not fits(1):
         return 0
@@ -75,7 +85,8 @@ def fewest_gpus(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes:
     dp = 1
     while base * dp <= max_gpus:
         p = replace(plan, dp=dp)
-        s = replace(setup, global_batch=0)
+        s = same_schedule(setup, plan)
+        s = replace(s, global_batch=s.global_batch and s.micro_batch * dp * plan.ep * grad_accum_steps(setup, plan))
         if training_memory(model, s, p, capacity_bytes).fits:
             return base * dp
         if plan.zero == 0 and setup.offload == "none" and dp > 1:
@@ -118,6 +129,11 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         },
         "assumptions": list(mem.assumptions),
     }
+    lora = setup.lora(model)
+    if lora is not None:
+        out["setup"].update(finetune=setup.finetune, lora_rank=lora.rank, lora_targets=list(lora.targets),
+                            lora_dtype=setup.lora_dtype, lora_dropout=lora.dropout, qlora_prepare=lora.prepare)
+        out["params"]["trainable"] = int(lora.adapter_params(model.dense_mlp_layers, model.moe_layers))
     if hw.instance is not None:
         out["instance"] = {"provider": hw.instance.provider, "region": hw.instance.region,
                            "id": hw.instance.instance_id, "gpus_per_instance": hw.instance.gpu_count,
@@ -163,6 +179,9 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     else:
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "activations follow Megatron-LM with fused kernels (Korthikanti et al. "
                                                   "2022, generalised)")))
+    lora = setup.lora(model)
+    if lora is not None:
+        a += lora_assumptions(model, setup, lora)
     if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
         a.append({"foreach": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized "
                                                               "temporary in the optimizer step")),
@@ -187,6 +206,26 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     return a
 
 
+def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
+    """What a LoRA/QLoRA estimate assumes, built from the resolved spec and its constants."""
+    a = [Text(QT_TRANSLATE_NOOP("Engine", "LoRA as PEFT's get_peft_model: the base frozen, adapters of rank {rank} on "
+                                          "{targets} in {dtype} ({n:,} trainable parameters), dropout {dropout:g}; "
+                                          "the frozen base keeps no inputs for weight gradients and its backward "
+                                          "computes data gradients only"),
+              rank=lora.rank, targets=", ".join(lora.targets), dtype=setup.lora_dtype,
+              n=int(lora.adapter_params(model.dense_mlp_layers, model.moe_layers)), dropout=lora.dropout),
+         Text(QT_TRANSLATE_NOOP("Engine", "MFU of a LoRA step counts the FLOPs it runs: the forward, the base's data "
+                                          "gradients and the adapters' three passes (no weight gradients for the "
+                                          "base)"))]
+    if lora.quant:
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "QLoRA: the layers' linear weights as bitsandbytes Linear4bit (NF4, "
+                                                  "double quantization: {bpp:.4f} bytes per weight), dequantized to "
+                                                  "bf16 for each GEMM in forward and backward; embeddings, norms and "
+                                                  "the output layer in {bits} bits"),
+                      bpp=NF4_BYTES_PER_PARAM, bits=32 if lora.prepare else 16))
+    return a
+
+
 def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                        overrides: Overrides | None = None) -> dict:
     cap = hw.gpu.capacity_bytes
@@ -199,7 +238,7 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                 "source": hw.gpu.source, "retrieved": hw.gpu.retrieved},
         "parallel": {"tp": tp, "gpus": tp},
         "setup": {"batch": setup.batch, "prompt_len": setup.prompt_len, "new_tokens": setup.new_tokens,
-                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype},
+                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype, "inference_api": setup.api},
         "memory": {"peak_bytes": im.peak_bytes, "breakdown": dict(im.breakdown), "fits": bool(im.fits),
                    "kv_cache_bytes": im.kv_cache_bytes, "kv_bytes_per_token": im.kv_bytes_per_token,
                    "device_bytes": im.device_bytes, "capacity_bytes": cap,
@@ -208,8 +247,11 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
         "assumptions": [
             Text(QT_TRANSLATE_NOOP("Engine", "KV cache holds K and V of every layer for prompt + generated tokens "
                                              "(grouped-query: KV heads only; MLA: the compressed latent)")),
-            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as Hugging Face generate: logits for every prompt token "
-                                             "in 16 bits")),
+            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as a hand-written model(input_ids) loop: logits for every "
+                                             "prompt token in 16 bits")) if setup.api == "forward-loop" else
+            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as transformers 5.x model.generate(): logits of the last "
+                                             "token only (logits_to_keep=1), one layer's intermediates for the "
+                                             "whole prompt")),
             Text(QT_TRANSLATE_NOOP("Engine", "weights in {dtype}; embeddings, output layer and norms in 16 bits"),
                  dtype=setup.weights_dtype),
         ],

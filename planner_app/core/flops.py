@@ -29,7 +29,8 @@ def layer_gemm_flops_per_token(model, moe_layer: bool) -> float:
         attn = h * (model.q_width + 2 * model.kv_width) + model.q_width * h
     mats = 3 if model.mlp == "swiglu" else 2
     if moe_layer:
-        mlp = model.experts * h + mats * h * model.expert_ffn_hidden * (model.top_k + model.shared_experts)
+        shared = mats * h * model.shared_ffn_hidden + (h if model.shared_expert_gate else 0)
+        mlp = model.experts * h + mats * h * model.expert_ffn_hidden * model.top_k + shared
     else:
         mlp = mats * h * model.ffn_hidden
     return 2.0 * (attn + mlp)
@@ -41,8 +42,7 @@ def attention_flops_per_token(model, seq_len: int) -> float:
         per_key = 2 * model.heads * (model.qk_nope_dim + model.qk_rope_dim) + 2 * model.heads * model.v_head_dim
     else:
         per_key = 2 * model.q_width + 2 * model.heads * model.head_dim
-    window = min(seq_len, model.sliding_window) if model.sliding_window else seq_len
-    return per_key * window
+    return per_key * model.attended_context(seq_len)  # sliding-window layers attend to the window only
 
 
 def forward_flops_per_token(model, seq_len: int) -> float:
@@ -58,12 +58,21 @@ def forward_flops_per_token(model, seq_len: int) -> float:
     return dense + moe + attn + head
 
 
-def training_flops_per_token(model, seq_len: int, recompute: str = "none") -> tuple[float, float]:
-    """(model FLOPs, hardware FLOPs) per trained token: 3x forward, plus recomputation."""
+def training_flops_per_token(model, seq_len: int, recompute: str = "none", lora=None) -> tuple[float, float]:
+    """(model FLOPs, hardware FLOPs) per trained token: 3x forward, plus recomputation.
+
+    LoRA (``lora``: a core/lora.LoraSpec) runs what it trains: the forward, the frozen base's
+    data gradients only (one GEMM per weight instead of two; attention's backward as usual) and
+    the adapters' forward, data and weight gradients (2r(in + out) FLOPs per token each pass)."""
     if not model.is_transformer:
         return 3.0 * model.fwd_flops_per_sample, 3.0 * model.fwd_flops_per_sample
     fwd = forward_flops_per_token(model, seq_len)
     model_flops = 3.0 * fwd
+    if lora is not None:
+        attn = model.layers * attention_flops_per_token(model, seq_len)
+        adapter = 2.0 * lora.adapter_params(model.dense_mlp_layers, model.moe_layers)
+        model_flops = 2.0 * fwd + attn + 3.0 * adapter
+        fwd = fwd + adapter
     head = 2.0 * model.hidden * model.vocab
     if recompute == "full":
         hw = model_flops + (fwd - head)  # the layers run forward once more; the output layer does not

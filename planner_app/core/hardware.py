@@ -54,8 +54,14 @@ class GpuSpec:
                 return self.fp16_tflops or self.bf16_tflops
             return self.bf16_tflops or self.fp16_tflops
         if gemm_bits == 19:
-            return self.tf32_tflops or self.fp32_tflops
-        return self.fp32_tflops
+            rate = self.tf32_tflops or self.fp32_tflops
+        else:
+            rate = self.fp32_tflops
+        if not rate:  # no published rate (Gaudi, Ascend): an error naming it, not a division by zero
+            raise InputError("recipe", f"{self.name} has no fp32 rate in the spec data, so its fp32 GEMMs (an fp32 "
+                                       "recipe, or fp32 LoRA adapters) cannot be timed; use a 16-bit recipe "
+                                       "(and --lora-dtype bf16)")
+        return rate
 
     @property
     def link_bw_per_direction_gb_s(self) -> float:

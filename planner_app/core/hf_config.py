@@ -2,7 +2,9 @@
 
 Field names are Hugging Face's (``hidden_size``, ``num_key_value_heads``,
 ``num_local_experts``, ``kv_lora_rank``...) for the model types listed in
-``SUPPORTED_MODEL_TYPES``. Anything else is refused with a message naming the field.
+``SUPPORTED_MODEL_TYPES``. Anything else is refused with a message naming the field. The
+families of issue 14 (Gemma, Phi-3, Qwen3, the MoE families, GLM-4, OLMo-2, Granite,
+GPT-NeoX, Falcon) are read in hf_families.py.
 """
 from __future__ import annotations
 
@@ -10,37 +12,60 @@ import json
 import os
 
 from planner_app.core.errors import InputError
+from planner_app.core.hf_families import FAMILIES, family_config, family_model
+from planner_app.core.hf_fields import get as _get  # noqa: F401 - kept for callers of the old name
+from planner_app.core.hf_fields import get_int, get_prob
 from planner_app.core.model import ModelSpec
 
-_LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3")
-SUPPORTED_MODEL_TYPES = ("gpt2", "bert") + _LLAMA_LIKE + ("mixtral", "deepseek_v2", "deepseek_v3")
+_LLAMA_LIKE = ("llama", "mistral", "qwen2")
+SUPPORTED_MODEL_TYPES = ("gpt2", "bert") + _LLAMA_LIKE + ("mixtral", "deepseek_v2", "deepseek_v3") + FAMILIES
 
-
-def _get(cfg: dict, *names, default=None, required=True):
-    for n in names:
-        if n in cfg and cfg[n] is not None:
-            return cfg[n]
-    if required and default is None:
-        raise InputError(f"config.json: {names[0]}", "is missing; it is required for this model type")
-    return default
+# The class each supported type's ``architectures`` entry names (transformers' auto mappings);
+# a config whose model_type and architectures disagree is refused rather than counted as the
+# wrong family (a Gemma 2 relabelled as llama would lose its tied embeddings and sandwich norms).
+ARCHITECTURE_TYPES = {
+    "GPT2LMHeadModel": "gpt2", "BertForMaskedLM": "bert", "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+    "MixtralForCausalLM": "mixtral", "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
+    "Gemma3ForConditionalGeneration": "gemma3", "Phi3ForCausalLM": "phi3", "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3MoeForCausalLM": "qwen3_moe", "GptOssForCausalLM": "gpt_oss", "Glm4ForCausalLM": "glm4",
+    "Olmo2ForCausalLM": "olmo2", "GraniteForCausalLM": "granite", "GPTNeoXForCausalLM": "gpt_neox",
+    "FalconForCausalLM": "falcon",
+}
+# Fields that only another family reads: present under a Llama-style label, the count would
+# silently miss what they stand for (soft-capping comes with Gemma 2's sandwich norms and tied
+# embeddings; shared experts and expert widths with the MoE families; parallel blocks...).
+FOREIGN_FIELDS = {
+    "attn_logit_softcapping": "gemma2", "final_logit_softcapping": "gemma2", "query_pre_attn_scalar": "gemma2",
+    "sliding_window_pattern": "gemma3_text", "shared_expert_intermediate_size": "qwen2_moe",
+    "moe_intermediate_size": "qwen3_moe", "swiglu_limit": "gpt_oss", "use_parallel_residual": "gpt_neox",
+    "rotary_pct": "gpt_neox", "new_decoder_architecture": "falcon", "parallel_attn": "falcon",
+}
 
 
 def _int(cfg: dict, *names, default=None, required=True) -> int:
-    v = _get(cfg, *names, default=default, required=required)
-    if v is None:
-        return 0
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
-        raise InputError(f"config.json: {names[0]}", f"must be a non-negative whole number, got {v!r}")
-    return int(v)
+    return get_int(cfg, *names, default=default, required=required)
 
 
 def _float(cfg: dict, name: str, default: float) -> float:
-    v = cfg.get(name, default)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-        raise InputError(f"config.json: {name}", f"must be a probability in [0, 1], got {v!r}")
-    return float(v)
+    return get_prob(cfg, name, default)
+
+
+def _check_label(cfg: dict, mt: str) -> None:
+    """Refuse a config whose model_type contradicts its architectures or its fields."""
+    archs = cfg.get("architectures")
+    if isinstance(archs, list) and archs and isinstance(archs[0], str):
+        named = ARCHITECTURE_TYPES.get(archs[0])
+        if named and named != mt:
+            raise InputError("config.json: architectures",
+                             f"{archs[0]} is a {named} model but model_type says {mt!r}; set model_type to "
+                             f"{named!r} (a relabelled config would be counted as the wrong architecture)")
+    if mt in _LLAMA_LIKE + ("mixtral",):
+        for key, family in FOREIGN_FIELDS.items():
+            if cfg.get(key) is not None:
+                raise InputError(f"config.json: {key}", f"belongs to model_type {family!r}, not {mt!r}; set "
+                                                        f"model_type to the model's own family")
 
 
 def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
@@ -50,9 +75,16 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
     mt = cfg.get("model_type")
     if mt is None:
         raise InputError("config.json: model_type", f"is missing; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    if mt == "gemma3":
+        raise InputError("config.json: model_type", "'gemma3' is the multimodal Gemma 3 (a vision tower besides the "
+                                                    "language model); import its text_config (model_type "
+                                                    "'gemma3_text') to size the language model")
     if mt not in SUPPORTED_MODEL_TYPES:
         raise InputError("config.json: model_type",
                          f"{mt!r} is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    _check_label(cfg, mt)
+    if mt in FAMILIES:
+        return family_model(cfg, mt, name)
     tied = bool(cfg.get("tie_word_embeddings", mt in ("gpt2", "bert")))
     common = dict(name=name, vocab=_int(cfg, "vocab_size"), source="Hugging Face config.json")
     if mt == "gpt2":
@@ -79,7 +111,10 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
                          embed_dropout=_float(cfg, "hidden_dropout_prob", 0.1), **common)
     h = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
-    kv = _int(cfg, "num_key_value_heads", default=heads)
+    # a missing num_key_value_heads takes the class default (configuration_mistral.py and
+    # _mixtral.py: 8, _qwen2.py: 32, _llama.py: the number of heads); null means the heads
+    kv_default = {"mistral": 8, "mixtral": 8, "qwen2": 32}.get(mt) if "num_key_value_heads" not in cfg else None
+    kv = _int(cfg, "num_key_value_heads", default=kv_default or heads)
     head_dim = _int(cfg, "head_dim", default=0, required=False)
     llama_kw = dict(hidden=h, layers=_int(cfg, "num_hidden_layers"), heads=heads, kv_heads=kv,
                     head_dim=head_dim, max_positions=_int(cfg, "max_position_embeddings", default=0, required=False),
@@ -130,6 +165,8 @@ def load_hf_config(path: str) -> ModelSpec:
 
 def model_to_hf_config(m) -> dict:
     """The Hugging Face config dictionary that builds ``m`` (for real-run validation)."""
+    if m.family in FAMILIES:
+        return family_config(m)
     if m.arch == "gpt2":
         return {"model_type": "gpt2", "n_embd": m.hidden, "n_layer": m.layers, "n_head": m.heads,
                 "n_inner": m.ffn_hidden, "vocab_size": m.vocab, "n_positions": m.max_positions,

@@ -6,9 +6,11 @@ stores the compressed latent plus the decoupled RoPE key, (kv_lora_rank + qk_rop
 elements (DeepSeek-V2 paper, sec. 2.1.2, as vLLM and SGLang cache it). A sliding window
 caps the cached tokens at the window.
 
-Transients follow Hugging Face ``generate``'s prefill, measured on an H200
-(tests/data/training_runs_h200.json, "inference"): the prefill computes logits for every
-prompt token (b x prompt x vocab in 16 bits) on top of the weights and the cache.
+Transients follow the prefill on top of the weights and the cache: one layer's live
+intermediates for the whole prompt, and the logits (``prefill_logits_bytes``: every prompt
+token for a hand-written loop, the last one for transformers 5.x ``generate()``); measured on
+an H200 (tests/data/training_runs_h200.json "inference", a hand-written loop;
+tests/data/finetune_runs_h200.json, ``generate()``).
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
     if model.arch == "deepseek":
         per_layer = (model.kv_lora_rank + model.qk_rope_dim) * b  # latent cache is not split by TP
         return model.layers * per_layer
-    kv_heads_per_gpu = max(1.0, model.kv_heads / tp)  # KV heads are replicated when tp > kv_heads
+    kv_heads_per_gpu = max(1.0, model.kv_cache_heads / tp)  # KV heads are replicated when tp > kv_heads
     return model.layers * 2 * kv_heads_per_gpu * model.head_dim * b
 
 
@@ -56,6 +58,28 @@ def weight_bytes(model, weights_dtype: str, tp: int = 1) -> float:
     return (quantised * per + rest * 2.0) / tp
 
 
+def prefill_logits_bytes(model, setup: InferenceSetup, tp: int = 1) -> float:
+    """Logits of the prefill. A hand-written ``model(input_ids)`` loop gets them for every prompt
+    token (16-bit, vocab split by TP). transformers 5.x ``generate()`` asks for the last position
+    only (``logits_to_keep=1``, generation/utils.py) and copies them to fp32
+    (``outputs.logits[:, -1, :].to(dtype=torch.float32)``)."""
+    if setup.api == "generate":
+        return setup.batch * model.vocab * (2 + 4) / tp
+    return setup.batch * setup.prompt_len * model.vocab * 2 / tp
+
+
+def prefill_live_width(model) -> float:
+    """16-bit elements per prompt token live at once inside one layer of the prefill: the larger of
+    the attention block (residual, normed input, q and its rotated copy, the attention output; K
+    and V go to the cache) and the MLP (LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) *
+    up_proj(x)) holds act_fn's output, up_proj's and their product with the residual and the
+    normed input)."""
+    ffn = model.expert_ffn_hidden * model.top_k if model.is_moe else model.ffn_hidden
+    mlp = 2 * model.hidden + 3 * ffn
+    attention = 2 * model.hidden + 3 * model.q_width
+    return max(mlp, attention)
+
+
 def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: float | None = None) -> InferenceMemory:
     """Peak memory of serving ``setup.batch`` sequences of ``context_len`` tokens."""
     if not model.is_transformer:
@@ -64,15 +88,12 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
     w = weight_bytes(model, setup.weights_dtype, tp)
     ctx = setup.context_len
-    cached = min(ctx, model.sliding_window) if model.sliding_window else ctx
+    cached = model.attended_context(ctx)  # sliding-window layers keep only the window's keys and values
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     kv = kv_tok * cached * setup.batch
-    # prefill: logits for every prompt token (16-bit, vocab split by TP) and the MLP's
-    # widest intermediate (gate and up, 16-bit) for the whole prompt
     prompt_tokens = setup.batch * setup.prompt_len
-    logits = prompt_tokens * model.vocab * 2 / tp
-    ffn = model.expert_ffn_hidden * model.top_k if model.is_moe else model.ffn_hidden
-    acts = prompt_tokens * (2 * ffn + model.q_width + 2 * model.kv_width + 2 * model.hidden) * 2 / tp
+    logits = prefill_logits_bytes(model, setup, tp)
+    acts = prompt_tokens * prefill_live_width(model) * 2 / tp
     # Without autograd nothing is kept between layers: the transient is the larger of one
     # layer's intermediates and the logits at the end of the prefill.
     transient_logits = logits if logits >= acts else 0.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner_app.core import lora as lora_mod
 from planner_app.core.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T, Trace
 
 
@@ -23,12 +24,20 @@ class HFOps:
     autocast to 16 bits), ``lp`` (16-bit parameters and activations).
     """
 
-    def __init__(self, kind: str, grad_bytes: int):
+    def __init__(self, kind: str, grad_bytes: int, lora=None):
         self.tr = Trace()
         self.kind = kind
-        self.amp = kind == "amp"
-        self.param_bytes = 2 if kind == "lp" else 4
+        # autocast: over fp32 parameters ("amp") or over 16-bit ones ("lp-amp": Hugging Face
+        # Trainer(bf16=True) on a model loaded in bf16)
+        self.amp = kind in ("amp", "lp-amp")
+        self.param_bytes = 2 if kind in ("lp", "lp-amp") else 4
         self.grad_bytes = grad_bytes
+        # LoRA/QLoRA (core/lora.py): the base is frozen, adapters on lora.targets; QLoRA's
+        # prepare_model_for_kbit_training keeps embeddings, norms and the output layer in fp32
+        self.lora = lora
+        self.frozen = lora is not None
+        if lora is not None and lora.prepare:
+            self.param_bytes = 4
 
     # -- tensors and casts ----------------------------------------------------------------
     def new(self, width, nbytes, slot, name="", requires_grad=True, base=None) -> T:
@@ -57,10 +66,19 @@ class HFOps:
         return self.new(width, x.nbytes, x.slot, name or x.name, base=x)
 
     # -- ops ----------------------------------------------------------------------------------
-    def linear(self, x: T, out_width, out_slot, w_numel, name) -> T:
-        """nn.Linear / Conv1D (addmm): saves its input and weight (ATen derivatives.yaml)."""
+    def linear(self, x: T, out_width, out_slot, w_numel, name, adaptable: bool = True) -> T:
+        """nn.Linear / Conv1D (addmm): saves its input and weight (ATen derivatives.yaml).
+        ``adaptable``: a layer's linear (LoRA may target it, QLoRA quantises it); not the
+        output layer."""
         split = "n" if out_slot in (TP, EXP) else ("k" if x.slot in (TP, EXP) else "")
-        if self.amp:
+        if adaptable:
+            self.tr.linears.append((name, x.width, out_width))
+        if self.frozen:
+            out = self._frozen_linear(x, out_width, out_slot, w_numel, name, split, adaptable and self.lora.quant)
+            if adaptable and name.rsplit(".", 1)[-1] in self.lora.targets:
+                out = self._adapter(x, out, out_width, out_slot, name)
+            return out
+        if self.amp and self.param_bytes == 4:
             xin = self.lp(x, name + ".in16")
             w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
             w16 = self.new(w_numel, 2, W, name + ".w16")
@@ -68,10 +86,68 @@ class HFOps:
             out = self.new(out_width, 2, out_slot, name + ".out")
             self.tr.op(name, [xin, w16], [out], saved=[xin, w16], gemm=(x.width, out_width, split, 16))
             return out
+        x = self.lp(x, name + ".in16")  # autocast over 16-bit weights casts only an fp32 input
         out = self.new(out_width, x.nbytes, out_slot, name + ".out")
         self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes,
                    gemm=(x.width, out_width, split, 8 * x.nbytes))
         return out
+
+    def _frozen_linear(self, x: T, out_width, out_slot, w_numel, name, split, quant: bool) -> T:
+        """A linear layer whose weight needs no gradient: autograd saves its input only for the
+        weight's gradient, so nothing per token is kept (the weight is a parameter, or under
+        autocast its cached 16-bit copy); the backward runs the data-gradient GEMM only.
+        ``quant``: bitsandbytes Linear4bit: the input cast to the compute dtype, the weight
+        dequantised to it (a transient in forward and again in backward), the output cast back
+        to the input's dtype."""
+        if quant:
+            xin = self._cast(x, lora_mod.QLORA_COMPUTE_BYTES, name + ".in16")
+            wq = self.new(w_numel / 2, 1, W, name + ".nf4", requires_grad=False)  # 4-bit codes
+            wd = self.new(w_numel, lora_mod.QLORA_COMPUTE_BYTES, W, name + ".w16", requires_grad=False)
+            self.tr.op(name + ".dequantize", [wq], [wd])
+            out = self.new(out_width, xin.nbytes, out_slot, name + ".out")
+            bwd = np.zeros(SLOTS)
+            bwd[W] = w_numel * lora_mod.QLORA_COMPUTE_BYTES  # dequantised again for the data gradient
+            self.tr.op(name, [xin, wd], [out], bwd_temp=bwd, gemm=(x.width, out_width, split, 16, 1))
+            return self._cast(out, x.nbytes, name + ".out_cast")
+        if self.amp and self.param_bytes == 4:
+            xin = self.lp(x, name + ".in16")
+            w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
+            w16 = self.new(w_numel, 2, W, name + ".w16", requires_grad=False)
+            self.tr.op("cast_w", [w32], [w16])
+            out = self.new(out_width, 2, out_slot, name + ".out")
+            self.tr.op(name, [xin, w16], [out], saved=[w16], gemm=(x.width, out_width, split, 16, 1))
+            return out
+        x = self.lp(x, name + ".in16")
+        out = self.new(out_width, x.nbytes, out_slot, name + ".out")
+        self.tr.op(name, [x], [out], gemm=(x.width, out_width, split, 8 * x.nbytes, 1))
+        return out
+
+    def _adapter(self, x: T, base: T, out_width, out_slot, name) -> T:
+        """PEFT's LoRA branch on a linear layer (core/lora.py): x cast to the adapters' dtype,
+        dropout, lora_A (saves its input), lora_B (saves lora_A's output), scaling, the sum with
+        the base's output (promoted to the wider dtype), cast back to the base's dtype. Under
+        autocast the adapters' GEMMs run in 16 bits on autocast's casts of their inputs."""
+        lo = self.lora
+        r = lo.rank
+        if self.amp:  # PEFT's cast to the adapters' dtype, then autocast's to 16 bits for the GEMM
+            xa = self.dropout(self._cast(x, lo.adapter_bytes, name + ".lora_in"), lo.dropout, name + ".lora_dropout")
+            a_in = self.lp(xa, name + ".lora_A.in16")
+            ab = 2
+        else:
+            ab = lo.adapter_bytes
+            xa = self.dropout(self._cast(x, ab, name + ".lora_in"), lo.dropout, name + ".lora_dropout")
+            a_in = xa
+        a = self.new(r, ab, x.slot, name + ".lora_A")
+        self.tr.op(name + ".lora_A", [a_in], [a], saved=[a_in], weight_grad_bytes=r * x.width * lo.adapter_bytes,
+                   gemm=(x.width, r, "", 8 * ab, 2))
+        b = self.new(out_width, ab, out_slot, name + ".lora_B")
+        self.tr.op(name + ".lora_B", [a], [b], saved=[a], weight_grad_bytes=r * out_width * lo.adapter_bytes,
+                   gemm=(r, out_width, "", 8 * ab, 2))
+        scaled = self.new(out_width, ab, out_slot, name + ".lora_scaled")
+        self.tr.op(name + ".lora_scale", [b], [scaled])  # times a Python float: nothing saved
+        total = self.new(out_width, max(base.nbytes, ab), out_slot, name + ".lora_sum")
+        self.tr.op(name + ".lora_add", [base, scaled], [total])
+        return self._cast(total, base.nbytes, name + ".lora_out")
 
     def layernorm(self, x: T, name) -> T:
         """native_layer_norm saves input, mean and rstd (fp32 per token); fp32 under autocast."""
@@ -90,7 +166,8 @@ class HFOps:
         self.tr.op(name + ".mul", [x32, r], [y], saved=[x32, r])
         yc = self._cast(y, x.nbytes, name + ".y")
         out = self.new(x.width, max(self.param_bytes, x.nbytes), x.slot, name + ".out")
-        self.tr.op(name + ".weight", [yc], [out], saved=[yc])
+        # weight * y saves y for the weight's gradient only (a frozen norm saves nothing)
+        self.tr.op(name + ".weight", [yc], [out], saved=[] if self.frozen else [yc])
         return out
 
     def add(self, a: T, b: T, name="add") -> T:
@@ -236,13 +313,14 @@ class HFOps:
 class HFLayerSpec:
     """What the layer builders need to know besides the model (one per estimate)."""
 
-    __slots__ = ("kind", "grad_bytes", "attention", "seq_len")
+    __slots__ = ("kind", "grad_bytes", "attention", "seq_len", "lora")
 
-    def __init__(self, kind, grad_bytes, attention, seq_len):
+    def __init__(self, kind, grad_bytes, attention, seq_len, lora=None):
         self.kind = kind
         self.grad_bytes = grad_bytes
         self.attention = attention
         self.seq_len = seq_len
+        self.lora = lora  # core/lora.LoraSpec, or None for full fine-tuning
 
 
 def _residual_bytes(o: HFOps) -> int:
@@ -280,7 +358,7 @@ def _needs_mask(m, spec: HFLayerSpec) -> bool:
 
 
 def gpt2_layer(m, spec: HFLayerSpec):
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")
     a = o.layernorm(x, "ln_1")
@@ -334,8 +412,10 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     sel = o.new(k * h, eb, EXP, "experts.gather")
     o.tr.op("experts.gather", [xn], [sel], saved=[idx])
     gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
-    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel], weight_grad_bytes=m.experts * 2 * h * fe * o.grad_bytes,
-            gemm=(h, 2 * fe * k, "n", 8 * eb))
+    # frozen experts (LoRA) save no inputs and compute no weight gradients
+    wg = 0 if o.frozen else 1
+    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
+            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg))
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
     o.tr.op("experts.mask1", [gu], [gum])
     gate = o.view(gum, k * fe, "experts.gate")
@@ -344,8 +424,8 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     o.tr.op("experts.silu", [gate], [act], saved=[gate])
     prod = o.mul(act, up, "experts.mul")
     dn = o.new(k * h, eb, EXP, "experts.down")
-    o.tr.op("experts.down", [prod], [dn], saved=[prod], weight_grad_bytes=m.experts * h * fe * o.grad_bytes,
-            gemm=(fe, h * k, "k", 8 * eb))
+    o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
+            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg))
     dnm = o.new(k * h, eb, EXP, "experts.down_masked")
     o.tr.op("experts.mask2", [dn], [dnm])
     weighted = o.mul(dnm, wts, "experts.weighted")
@@ -361,7 +441,7 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
 
 def llama_layer(m, spec: HFLayerSpec, moe: bool = False):
     """LlamaDecoderLayer (also Mistral, Qwen2; MixtralDecoderLayer with ``moe``)."""
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     x = o.external(m.hidden, _residual_bytes(o), SEQ, "x")
     cos = o.external(m.head_dim, o.param_bytes, ONE, "cos", requires_grad=False)
     xn = o.rmsnorm(x, "input_layernorm")
@@ -377,7 +457,7 @@ def llama_layer(m, spec: HFLayerSpec, moe: bool = False):
 def deepseek_layer(m, spec: HFLayerSpec, moe: bool = True):
     """DeepseekV3DecoderLayer: multi-head latent attention (low-rank q and kv with their
     own RMSNorms, decoupled RoPE part) and a MoE block with shared experts."""
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")
     cos = o.external(m.qk_rope_dim, o.param_bytes, ONE, "cos", requires_grad=False)
@@ -387,7 +467,8 @@ def deepseek_layer(m, spec: HFLayerSpec, moe: bool = True):
         q = o.linear(o.rmsnorm(qa, "q_a_layernorm"), m.q_width, TP, m.q_lora_rank * m.q_width, "q_b_proj")
     else:
         q = o.linear(xn, m.q_width, TP, h * m.q_width, "q_proj")
-    kva = o.linear(xn, m.kv_lora_rank + m.qk_rope_dim, SEQ, h * (m.kv_lora_rank + m.qk_rope_dim), "kv_a_proj")
+    kva = o.linear(xn, m.kv_lora_rank + m.qk_rope_dim, SEQ, h * (m.kv_lora_rank + m.qk_rope_dim),
+                   "kv_a_proj_with_mqa")
     kv_lat = o.view(kva, m.kv_lora_rank, "kv_latent")
     kv = o.linear(o.rmsnorm(kv_lat, "kv_a_layernorm"), m.heads * (m.qk_nope_dim + m.v_head_dim), TP,
                   m.kv_lora_rank * m.heads * (m.qk_nope_dim + m.v_head_dim), "kv_b_proj")
@@ -407,7 +488,7 @@ def deepseek_layer(m, spec: HFLayerSpec, moe: bool = True):
 
 def bert_layer(m, spec: HFLayerSpec):
     """BertLayer (post-norm): self-attention, dense+dropout+LayerNorm(x+.), GELU MLP, same."""
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")
     q = o.linear(x, h, TP, h * h, "query")
@@ -434,12 +515,14 @@ def layer_trace(m, spec: HFLayerSpec, moe_layer: bool):
 
 def embedding_trace(m, spec: HFLayerSpec):
     """Token (and position / token-type) embeddings up to the first layer's input."""
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     ids = o.external(1, 8, SEQ, "input_ids", requires_grad=False)
     e = o.new(h, o.param_bytes, SEQ, "embed")
     emb_grad = m.vocab * h * o.grad_bytes  # slot W: sharded by tensor (vocab) parallelism
-    if m.tied_embeddings:  # accumulates into the output layer's gradient: transient only
+    if o.frozen:  # LoRA: the embedding needs no gradient, so its backward keeps nothing
+        o.tr.op("embed_tokens", [ids], [e])
+    elif m.tied_embeddings:  # accumulates into the output layer's gradient: transient only
         o.tr.op("embed_tokens", [ids], [e], saved=[ids], weight_grad_temp=emb_grad)
     else:
         o.tr.op("embed_tokens", [ids], [e], saved=[ids], weight_grad_bytes=emb_grad)
@@ -458,17 +541,17 @@ def embedding_trace(m, spec: HFLayerSpec):
 
 def head_trace(m, spec: HFLayerSpec):
     """Final norm, output layer (or BERT's MLM head) and the loss."""
-    o = HFOps(spec.kind, spec.grad_bytes)
+    o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")
     if m.arch == "bert":
-        t = o.unary_saving_input(o.linear(x, h, SEQ, h * h, "mlm.transform.dense"), "mlm.gelu")
+        t = o.unary_saving_input(o.linear(x, h, SEQ, h * h, "mlm.transform.dense", adaptable=False), "mlm.gelu")
         xn = o.layernorm(t, "mlm.LayerNorm")
     elif m.norm == "layernorm":
         xn = o.layernorm(x, "ln_f")
     else:
         xn = o.rmsnorm(x, "norm")
-    logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head")
+    logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head", adaptable=False)
     loss = o.cross_entropy_plain(logits) if m.arch == "bert" else o.cross_entropy_hf(logits)
     o.tr.op("return_outputs", [logits], [], kind="none")  # the model's output object holds the logits
     return o.tr, x, loss

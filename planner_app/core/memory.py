@@ -12,12 +12,13 @@ Korthikanti et al. 2022 sec. 4.2.3).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.errors import InputError
+from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -242,11 +243,13 @@ class Layout:
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
 
 
-def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool, last) -> dict:
+def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool, last, lora=None) -> dict:
     """Parameters, gradients, master weights and optimizer states on one GPU of the stage, and
     what offloading moves to the host (ZeRO-Offload keeps fp32 states and gradients on the
     CPU; parameter offload the 16-bit weights too)."""
     dense_p, expert_p = stage_params(model, c.pp, c.tp, c.ep, first, last)
+    if lora is not None:
+        return lora_states(model, rb, optimizer, c, first, last, lora)
     params, grads, master, opt = model_states(dense_p, expert_p, rb, optimizer, c.zero, c.d_dense, c.d_exp)
     if optimizer == "adafactor":
         opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.d_dense, 1)
@@ -257,6 +260,44 @@ def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool
         host, params = host + params, 0.0
     return {"parameters": params, "gradients": grads, "master_weights": master, "optimizer_states": opt,
             "host": host, "dense": dense_p, "expert": expert_p}
+
+
+def frozen_bytes(model, rb, lora, c: Layout, first: bool, last):
+    """Bytes of the frozen base on one GPU of the stage before ZeRO-3: 16- or 32-bit weights as
+    the recipe loads them; under QLoRA the layers' linear weights in NF4
+    (lora.NF4_BYTES_PER_PARAM) and the rest in 16 bits, or fp32 after
+    prepare_model_for_kbit_training."""
+    dense_p, expert_p = stage_params(model, c.pp, c.tp, c.ep, first, last)
+    nd, nm = stage_layers(model, c.pp, first)
+    quant = lora.linear_params(nd, nm) / c.tp if lora.quant else 0.0
+    other = 4 if lora.prepare else rb.param
+    return (dense_p + expert_p - quant) * other + quant * NF4_BYTES_PER_PARAM
+
+
+def adapter_params(model, lora, c: Layout, first: bool):
+    """LoRA adapter parameters on one GPU of the stage (split like their layers' weights)."""
+    return lora.adapter_params(*stage_layers(model, c.pp, first)) / c.tp
+
+
+def trainable_bytes(rb, lora):
+    """The recipe's byte table for what is trained: the adapters (their dtype for weights,
+    gradients and torch.optim's states; no master copy)."""
+    ab = lora.adapter_bytes
+    return replace(rb, param=ab, grad=ab, master=0, state=ab)
+
+
+def lora_states(model, rb, optimizer: str, c: Layout, first: bool, last, lora) -> dict:
+    """The frozen base (no gradients, no optimizer states) and the adapters with their
+    gradients and optimizer states; ZeRO shards them over the data-parallel ranks as for full
+    fine-tuning (stage 3 also the frozen base, as FSDP FULL_SHARD does)."""
+    base = frozen_bytes(model, rb, lora, c, first, last)
+    n = adapter_params(model, lora, c, first)
+    ab, d = lora.adapter_bytes, c.d_dense
+    params = where(c.zero >= 3, (base + n * ab) / d, base + n * ab)
+    grads = where(c.zero >= 2, n / d, n) * ab
+    opt = where(c.zero >= 1, n / d, n) * optimizer_state_bytes_per_param(optimizer, ab)
+    return {"parameters": params, "gradients": grads, "master_weights": 0.0, "optimizer_states": opt,
+            "host": 0.0, "dense": n, "expert": 0.0}
 
 
 def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict,
@@ -322,13 +363,23 @@ def inflight_micro_batches(c: Layout, first: bool):
     return where(c.pp > 1, minimum(per_schedule, maximum(c.n_acc, 1)), 1.0)
 
 
-def weight_grad_share(offload: str, c: Layout):
+def grads_persistent(c: Layout, framework: str):
+    """Whether the stage's gradient buffers exist for the whole step: they accumulate across
+    micro-batches (accumulation steps, pipeline micro-batches), or the framework allocates them
+    up front. Megatron-LM's DistributedDataParallel keeps one contiguous fp32 ``main_grad``
+    buffer per model chunk from initialisation on (megatron/core/distributed/param_and_grad_buffer.py),
+    so its gradients are there at the start of the backward even without accumulation. PyTorch
+    creates ``.grad`` in the backward and frees it at zero_grad(set_to_none=True)."""
+    return c.grads_present | (framework == "megatron")
+
+
+def weight_grad_share(offload: str, c: Layout, framework: str = "pytorch"):
     """Share of a layer's gradients that stays after its backward: its (sharded) gradients, or
     nothing new when they accumulate into buffers that already exist (accumulation steps,
     pipeline micro-batches) or leave for the CPU (offload)."""
     if offload != "none":
         return 0.0
-    return where(c.grads_present, 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
+    return where(grads_persistent(c, framework), 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
 
 
 def saved_per_micro_batch(blocks, emb, ckpt):
@@ -395,19 +446,25 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
 
 
 def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, last, profiles, moment,
-                   impl: str = "foreach") -> dict:
+                   impl: str = "foreach", lora=None) -> dict:
     """Every moment of one step on a pipeline stage, handed to ``moment(phase, on, **parts)``
-    (``on``: the moment exists, per configuration); returns the stage's static parts."""
+    (``on``: the moment exists, per configuration); returns the stage's static parts.
+    ``lora``: a core/lora.LoraSpec (the frozen base and its adapters), or None."""
     blocks, emb, head, mask, amp_cache = profiles
-    st = stage_states(model, rb, optimizer, offload, c, first, last)
+    st = stage_states(model, rb, optimizer, offload, c, first, last, lora)
     gather = gather_buffers(model, rb, offload, c)
+    if lora is not None:  # what is trained: the adapters
+        gather = gather * (NF4_BYTES_PER_PARAM / rb.param if lora.quant else 1.0)
+        rb = trainable_bytes(rb, lora)
+        impl = "fused" if impl == "forloop" else impl  # per-tensor temporaries of rank-r adapters: negligible
     static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
               "master_weights": st["master_weights"], "other": framework_buffers(rb, framework, c, st),
-              "gradients": where(c.grads_present, st["gradients"], 0.0)}
+              "gradients": where(grads_persistent(c, framework), st["gradients"], 0.0)}
     earlier = (inflight_micro_batches(c, first) - 1) * saved_per_micro_batch(blocks, emb, c.ckpt)
     moment.start(static, earlier)
     carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment)
-    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c), carry, cache, moment)
+    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c, framework), carry, cache,
+                     moment)
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
                                                                           c, st, impl)})
@@ -444,7 +501,7 @@ def _scalar_profiles(model, setup: TrainingSetup, plan: ParallelPlan, rb, c: Lay
     """(blocks, embedding, head, mask bytes, autocast cache) of the stage at this configuration."""
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
                           window_mask(model, setup.seq_len),
-                          setup.recompute == "selective", setup.recipe == "fp8")
+                          setup.recompute == "selective", setup.recipe == "fp8", setup.lora(model))
     f = factors(c.tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
     nd, nm = _stage_layers(model, plan.pp, first)
     blocks = [(_Eval(p, f), n, True) for p, n in ((prof.dense, nd), (prof.moe, nm)) if p is not None and n > 0]
@@ -458,7 +515,7 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
     profiles = _scalar_profiles(model, setup, plan, rb, c, first, last)
     moments = _Moments()
     st = stage_timeline(model, rb, setup.optimizer, setup.offload, setup.framework, c, first, last, profiles,
-                        moments, setup.optimizer_impl)
+                        moments, setup.optimizer_impl, setup.lora(model))
     phase_peaks = {}
     for phase, d in moments.items:
         key = phase.split(" ")[0]

@@ -17,8 +17,9 @@ import numpy as np
 
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
-from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, check_min_headroom, device_bytes, device_overhead,
+from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, RECOMPUTE_CODES, check_min_headroom, device_bytes, device_overhead,
                                      keeps_margin)
+from planner_app.core.setup import TrainingSetup
 from planner_app.core.sweep import memory_peak
 from planner_app.core.sweep_time import step_time_vec
 
@@ -126,7 +127,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
            objective: str = "time", top: int = 10, price_basis: str = "on_demand",
            model_ref: str | None = None,
            min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION,
-           optimizer_impl: str = "foreach") -> SearchResult:
+           optimizer_impl: str = "foreach", finetune: dict | None = None) -> SearchResult:
     """Rank every layout of ``model`` on each candidate machine (see the module docstring).
 
     Every plan is priced at one ``price_basis`` (whole instances x hours x the instance's
@@ -136,7 +137,10 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
     first). ``model_ref`` is how the model is named in the rows' ``estimate`` commands
     (a preset id or a config.json path; default ``model.name``). A layout counts as fitting
     only when it leaves ``min_headroom_fraction`` of the GPU free (``memory_verdict``
-    "fits", not "tight"): the fastest or cheapest pick is never one the user's margin rejects."""
+    "fits", not "tight"): the fastest or cheapest pick is never one the user's margin rejects.
+    ``finetune``: TrainingSetup's fine-tuning fields (``finetune``, ``lora_rank``...) for LoRA/QLoRA;
+    prepare_model_for_kbit_training keeps only layouts with full recomputation (it turns
+    gradient checkpointing on)."""
     if objective not in ("time", "cost"):
         raise InputError("objective", f"must be time or cost; got {objective!r}")
     if price_basis not in PRICE_KINDS:
@@ -144,6 +148,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
     if max_gpus < 1:
         raise InputError("max_gpus", f"must be at least 1; got {max_gpus}")
     check_min_headroom(min_headroom_fraction)
+    finetune = {k: v for k, v in (finetune or {}).items() if v is not None}
+    lora = TrainingSetup(recipe=recipe, framework=framework, **finetune).lora(model) if finetune else None
     t0 = time.perf_counter()
     results = []
     evaluated = 0
@@ -151,6 +157,9 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
     for cand in candidates:
         counts = gpu_counts(max_gpus, cand.gpus_per_node)
         cfg = enumerate_layouts(model, counts, seq_len, global_batch, cand.gpus_per_node)
+        if cfg and lora is not None and lora.prepare:
+            keep = cfg["recompute"] == RECOMPUTE_CODES["full"]
+            cfg = {k: v[keep] for k, v in cfg.items()} if keep.any() else None
         if not cfg:
             continue
         n = len(cfg["tp"])
@@ -159,7 +168,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
                                         "recompute", "n_acc", "interleaved", "vp")}
         peak, device, fits = memory_columns(model, recipe, optimizer, attention, framework, mem_cfg, cfg["gpus"],
                                             cand.hardware.gpu.capacity_bytes, min_headroom_fraction,
-                                            optimizer_impl=optimizer_impl)
+                                            optimizer_impl=optimizer_impl, lora=lora)
         if not fits.any():
             notes.append(f"{cand.name}: no layout fits up to {max_gpus} GPUs with "
                          f"{min_headroom_fraction * 100:g}% of the memory free")
@@ -167,7 +176,7 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         idx = np.nonzero(fits)[0]
         sub = {k: v[idx] for k, v in mem_cfg.items()}
         t = step_time_vec(model, cand.hardware, recipe, optimizer, attention, framework, sub,
-                          gpus_per_node=cand.gpus_per_node, optimizer_impl=optimizer_impl)
+                          gpus_per_node=cand.gpus_per_node, optimizer_impl=optimizer_impl, lora=lora)
         train_s = tokens / t["tokens_per_s"]
         gpus = cfg["gpus"][idx]
         gpu_hours = train_s / 3600 * gpus
@@ -208,7 +217,8 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
         pareto_y, pareto_idx = "gpu_hours", _pareto(flat["train_s"], flat["gpu_hours"], ok)
     common = {"model": model_ref or model.name, "tokens": float(tokens), "seq_len": int(seq_len),
               "global_batch": int(global_batch), "recipe": recipe, "framework": framework, "optimizer": optimizer,
-              "optimizer_impl": optimizer_impl, "attention": attention, "offload": "none", "price": price_basis}
+              "optimizer_impl": optimizer_impl, "attention": attention, "offload": "none", "price": price_basis,
+              **(finetune if lora is not None else {})}
 
     def describe(i):
         c = results[int(cand_idx[i])]["cand"]
@@ -247,10 +257,10 @@ def search(model, candidates: list[Candidate], tokens: float, max_gpus: int, seq
 
 def memory_columns(model, recipe: str, optimizer: str, attention: str, framework: str, mem_cfg: dict, gpus,
                    capacity_bytes: float, min_headroom_fraction: float, offload: str = "none",
-                   optimizer_impl: str = "foreach"):
+                   optimizer_impl: str = "foreach", lora=None):
     """(peak bytes, device bytes, fits) of every configuration of ``mem_cfg``: what the search
     ranks on. ``fits`` is ``memory_verdict``'s "fits" at ``min_headroom_fraction``."""
-    peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload, optimizer_impl)
+    peak = memory_peak(model, recipe, optimizer, attention, framework, mem_cfg, offload, optimizer_impl, lora)
     device = device_bytes(peak, device_overhead(peak, gpus, mem_cfg["recompute"] == 2))
     fits = keeps_margin(device, capacity_bytes, min_headroom_fraction)
     return peak, device, fits
@@ -284,7 +294,8 @@ def price_assumptions(candidates: list[Candidate], price_basis: str) -> list[str
 # The estimate options a search row carries, in the order its command lists them.
 PLAN_OPTION_ORDER = ("model", "gpu", "instance", "gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "zero",
                      "sequence_parallel", "pp_schedule", "vp", "micro_batch", "global_batch", "seq_len", "tokens",
-                     "recipe", "framework", "optimizer", "optimizer_impl", "attention", "recompute", "offload",
+                     "recipe", "framework", "optimizer", "optimizer_impl", "finetune", "lora_rank", "lora_targets",
+                     "lora_dtype", "lora_dropout", "qlora_prepare", "attention", "recompute", "offload",
                      "fabric", "nics_per_node", "price", "cny_per_usd")
 
 

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
+from planner_app.core.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
-RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "mixed-bf16", "fp8")
+RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast", "mixed-bf16", "fp8")
 OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit")
 ATTENTIONS = ("flash", "sdpa", "eager")
 RECOMPUTES = ("none", "selective", "full")
@@ -19,6 +21,10 @@ PP_SCHEDULES = ("1f1b", "interleaved")
 # default when fused is not asked for) and foreach=False (_single_tensor_adam, per tensor).
 OPTIMIZER_IMPLS = ("fused", "foreach", "forloop")
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+# How one inference batch is run: Hugging Face model.generate() (transformers 5.x computes the
+# prefill's logits for the last position only, logits_to_keep=1) or a hand-written loop calling
+# model(input_ids) (logits for every prompt token).
+INFERENCE_APIS = ("generate", "forward-loop")
 KV_DTYPES = ("bf16", "fp16", "fp8")
 
 
@@ -27,7 +33,8 @@ class RecipeBytes:
     """Bytes per parameter of each model state, and how activations are computed.
 
     ``act_kind``: ``fp32`` (everything fp32), ``amp`` (fp32 parameters, autocast to 16-bit
-    GEMMs), ``lp`` (16-bit parameters and activations).
+    GEMMs), ``lp`` (16-bit parameters and activations), ``lp-amp`` (16-bit parameters with the
+    forward under autocast: its fp32 list, e.g. layer_norm, runs in fp32).
     """
 
     param: int
@@ -52,6 +59,8 @@ def recipe_bytes(recipe: str, framework: str) -> RecipeBytes:
         return RecipeBytes(4, 4, 0, 4, "amp", 16)
     if recipe == "bf16":
         return RecipeBytes(2, 2, 0, 2, "lp", 16)
+    if recipe == "bf16-autocast":  # bf16 weights, forward under torch.autocast: Trainer(bf16=True) on a bf16 model
+        return RecipeBytes(2, 2, 0, 2, "lp-amp", 16)
     grad = 4 if framework == "megatron" else 2
     if recipe == "mixed-bf16":
         return RecipeBytes(2, grad, 4, 4, "lp", 16)
@@ -98,6 +107,13 @@ class TrainingSetup:
     # the engine's own default stays foreach (the measured runs of tests/data/training_runs_h200.json
     # used it); the CLI, GUI and scenario default is fused (service/options.py), as Trainer's
     optimizer_impl: str = "foreach"
+    # LoRA / QLoRA as PEFT and bitsandbytes run them (core/lora.py); "full" trains every weight
+    finetune: str = "full"
+    lora_rank: int = 8  # PEFT LoraConfig's default r
+    lora_targets: str = ""  # module names, comma-separated, or "all-linear"; "": PEFT's default for the model
+    lora_dtype: str = "fp32"  # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True)
+    lora_dropout: float = 0.0  # PEFT LoraConfig's default
+    qlora_prepare: bool = False  # peft.prepare_model_for_kbit_training
 
     def __post_init__(self):
         require_int("micro_batch", self.micro_batch, 1)
@@ -111,6 +127,17 @@ class TrainingSetup:
         require_choice("framework", self.framework, FRAMEWORKS)
         require_choice("offload", self.offload, OFFLOADS)
         require_choice("optimizer_impl", self.optimizer_impl, OPTIMIZER_IMPLS)
+        require_choice("finetune", self.finetune, FINETUNES)
+        require_int("lora_rank", self.lora_rank, 1)
+        require_choice("lora_dtype", self.lora_dtype, LORA_DTYPES)
+        require_float("lora_dropout", self.lora_dropout, 0.0, 0.999)
+
+    def lora(self, model):
+        """The resolved LoRA/QLoRA spec for ``model`` (core/lora.py), or None for full fine-tuning."""
+        if self.finetune == "full":
+            return None
+        return _lora_of(model, self.finetune, self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout,
+                        self.qlora_prepare, self.recipe, self.framework)
 
     def with_changes(self, **changes) -> "TrainingSetup":
         return replace(self, **changes)
@@ -160,8 +187,17 @@ class ParallelPlan:
         return replace(self, **changes)
 
 
+_lora_of = lru_cache(maxsize=256)(resolve_lora)
+
+
 def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> None:
     """Checks that need both the model and the layout; raises InputError naming the option."""
+    if setup.lora(model) is not None:
+        if setup.offload != "none":
+            raise InputError("offload", "LoRA and QLoRA are modelled without ZeRO-Offload; use --offload none")
+        if setup.optimizer == "adafactor":
+            raise InputError("optimizer", "Adafactor over LoRA adapters is not modelled; use adamw, adam, sgd, "
+                                          "sgd-momentum or adamw-8bit")
     if not model.is_transformer:
         if plan.tp > 1 or plan.pp > 1 or plan.cp > 1 or plan.ep > 1:
             raise InputError("tp", "a non-transformer model supports only data parallelism (tp, pp, cp, ep = 1)")
@@ -183,7 +219,7 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
                                f"got seq-len {setup.seq_len}")
     if plan.sequence_parallel and plan.tp == 1:
         raise InputError("sequence_parallel", "needs tensor parallelism (tp > 1)")
-    if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16"):
+    if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"):
         raise InputError("recipe", "the megatron framework trains with bf16, mixed-bf16 or fp8 (no fp32 weights "
                                    f"or autocast); got {setup.recipe}")
     if setup.global_batch:
@@ -212,6 +248,7 @@ class InferenceSetup:
     weights_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     attention: str = "flash"
+    api: str = "forward-loop"  # the engine's own default; the CLI/GUI default is generate (service/options.py)
 
     def __post_init__(self):
         require_int("batch", self.batch, 1)
@@ -220,6 +257,7 @@ class InferenceSetup:
         require_choice("weights_dtype", self.weights_dtype, WEIGHT_DTYPES)
         require_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
         require_choice("attention", self.attention, ATTENTIONS)
+        require_choice("inference_api", self.api, INFERENCE_APIS)
 
     @property
     def context_len(self) -> int:

@@ -67,8 +67,8 @@ def stage_params(model, pp, tp, ep, first: bool, last):
     """(dense, expert) parameters held by one GPU of a pipeline stage before ZeRO-3; ``last``
     (bool or bool array): the stage holds the head."""
     nd, nm = stage_layers(model, pp, first)
-    router = model.hidden * model.experts
-    dense = nd * model.dense_layer_params() + nm * (model.attention_params() + 2 * model._norm_params() + router)
+    router = model.router_params() if model.is_moe else 0
+    dense = nd * model.dense_layer_params() + nm * (model.attention_params() + model.layer_norm_params() + router)
     expert = nm * (model.moe_params() - router)
     if first:
         dense = dense + model.embedding_params()

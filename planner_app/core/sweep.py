@@ -62,13 +62,13 @@ class _Columns:
         self.fwd, self.nograd, self.bwd = ({"act": d[k], **_ZERO_SPLIT} for k in ("fwd", "nograd", "bwd"))
 
 
-def profile_variants(model, rb, attention, framework, recipe, seq_len, selective):
+def profile_variants(model, rb, attention, framework, recipe, seq_len, selective, lora=None):
     """The layer profiles a block of columns needs, keyed (selective, mask) over the values
     that occur (``selective``: a bool column, or False), and ``choose``, which takes a value per
     variant and gives each column its variant's."""
     mask_sel = window_mask(model, seq_len)
     variants = {(sel, msk): model_profiles(model, rb.act_kind, rb.grad, attention, framework, msk, sel,
-                                           recipe == "fp8")
+                                           recipe == "fp8", lora)
                 for sel in ((False, True) if np.any(selective) else (False,))
                 for msk in ((False, True) if mask_sel.any() else (False,))}
 
@@ -82,12 +82,12 @@ def profile_variants(model, rb, attention, framework, recipe, seq_len, selective
     return variants, choose
 
 
-def _column_profiles(model, rb, attention, framework, recipe, c: Layout):
+def _column_profiles(model, rb, attention, framework, recipe, c: Layout, lora=None):
     """Each part's profile per column (the variant of its recompute mode and mask), the mask
     bytes and whether autocast caches weights."""
     n = len(c.tp)
     f = factors(c.tokens, c.seq_len, c.tp, c.sp, c.tp)
-    variants, choose = profile_variants(model, rb, attention, framework, recipe, c.seq_len, c.selective)
+    variants, choose = profile_variants(model, rb, attention, framework, recipe, c.seq_len, c.selective, lora)
     parts = {}
     for part in ("dense", "moe", "embed", "head"):
         if getattr(variants[(False, False)], part) is None:
@@ -123,7 +123,7 @@ class _PeakMoments:
 
 
 def memory_peak(model, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
-                offload: str = "none", optimizer_impl: str = "foreach") -> np.ndarray:
+                offload: str = "none", optimizer_impl: str = "foreach", lora=None) -> np.ndarray:
     """Peak allocated bytes per GPU for every configuration in ``cfg`` (arrays of equal
     length): micro_batch, seq_len, tp, pp, dp, cp, ep, zero, sp (bool), recompute (0/1/2),
     n_acc (micro-batches per step), interleaved (bool), vp."""
@@ -131,17 +131,18 @@ def memory_peak(model, recipe: str, optimizer: str, attention: str, framework: s
     n = max(np.size(v) for v in a.values())
     a = {k: np.broadcast_to(v, (n,)).astype(float if k not in ("sp", "interleaved") else bool) for k, v in a.items()}
     if n <= CHUNK:
-        return _memory_peak(model, recipe, optimizer, attention, framework, a, offload, optimizer_impl)
+        return _memory_peak(model, recipe, optimizer, attention, framework, a, offload, optimizer_impl, lora)
     return np.concatenate([_memory_peak(model, recipe, optimizer, attention, framework,
-                                        {k: v[i:i + CHUNK] for k, v in a.items()}, offload, optimizer_impl)
+                                        {k: v[i:i + CHUNK] for k, v in a.items()}, offload, optimizer_impl, lora)
                            for i in range(0, n, CHUNK)])
 
 
-def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offload, impl="foreach") -> np.ndarray:
+def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offload, impl="foreach",
+                 lora=None) -> np.ndarray:
     rb = recipe_bytes(recipe, framework)
     c = Layout(**a)
     n = len(c.tp)
-    parts, mask, amp_cache = _column_profiles(model, rb, attention, framework, recipe, c)
+    parts, mask, amp_cache = _column_profiles(model, rb, attention, framework, recipe, c, lora)
     peak = np.zeros(n)
     for first in (True, False):
         last = (c.pp == 1) if first else np.ones(n, bool)
@@ -149,6 +150,6 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
         blocks = [(e, k, k > 0) for e, k in ((parts["dense"], nd), (parts["moe"], nm)) if e is not None]
         profiles = (blocks, parts["embed"] if first else None, parts["head"], mask, amp_cache)
         moments = _PeakMoments(n)
-        stage_timeline(model, rb, optimizer, offload, framework, c, first, last, profiles, moments, impl)
+        stage_timeline(model, rb, optimizer, offload, framework, c, first, last, profiles, moments, impl, lora)
         peak = np.maximum(peak, moments.peak if first else np.where(c.pp > 1, moments.peak, 0.0))
     return peak

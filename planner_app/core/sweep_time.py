@@ -18,7 +18,8 @@ from planner_app.core.trace import factors
 
 
 def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
-                  offload: str = "none", gpus_per_node: int = 8, optimizer_impl: str = "foreach") -> dict:
+                  offload: str = "none", gpus_per_node: int = 8, optimizer_impl: str = "foreach",
+                  lora=None) -> dict:
     """Arrays: step_s, tokens_per_s, mfu (and parts) for each configuration of ``cfg``
     (keys as ``sweep.memory_peak``; ``n_acc`` micro-batches per step)."""
     a = {k: np.asarray(v) for k, v in cfg.items()}
@@ -34,20 +35,20 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     f = factors(tokens, seq, tp, sp, tp)
     # the profiles' work (GEMMs, attention, memory-bound ops) is the same with and without
     # selective recomputation, which only changes what is kept: the recompute codes decide
-    variants, choose = profile_variants(model, rb, attention, framework, recipe, seq, False)
+    variants, choose = profile_variants(model, rb, attention, framework, recipe, seq, False, lora)
     per_variant = {key: part_times(model, prof, gpu, eff, rb, tokens, seq, cp, tp, f, rec)
                    for key, prof in variants.items()}
     times = {part: per_variant[(False, False)][part] and tuple(
         choose({key: t[part][i] for key, t in per_variant.items()}) for i in range(3))
         for part in ("dense", "moe", "embed", "head")}
     s = step_breakdown(model, hw, rb, eff, topo, Layout(**a), times, optimizer, framework, offload, gpus_per_node,
-                       optimizer_impl)
+                       optimizer_impl, lora)
     step = s["step_s"]
     tokens_step = n_acc * mb * dp * ep * seq
     peak = gpu.peak_tflops(rb.gemm_bits) * 1e12
     gpus = tp * pp * cp * ep * dp
     seqs, inverse = np.unique(seq, return_inverse=True)
-    model_f_tok = np.array([training_flops_per_token(model, int(s_), "none")[0] for s_ in seqs])[inverse]
+    model_f_tok = np.array([training_flops_per_token(model, int(s_), "none", lora)[0] for s_ in seqs])[inverse]
     tok_s = tokens_step / step
     col = lambda v: np.broadcast_to(np.asarray(v, dtype=float), (n,))  # noqa: E731 - parts that are 0 everywhere
     return {"step_s": step, "tokens_per_s": tok_s, "gpus": gpus, "mfu": model_f_tok * tok_s / (gpus * peak),

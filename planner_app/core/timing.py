@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core import compute, network
+from planner_app.core import compute, memory, network
 from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
@@ -110,13 +110,14 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     n_acc = grad_accum_steps(setup, plan)
     global_batch = setup.global_batch or setup.micro_batch * plan.dp * plan.ep
     tokens_step = global_batch * setup.seq_len
-    model_f, hw_f = training_flops_per_token(model, setup.seq_len, setup.recompute)
+    lora = setup.lora(model)
+    model_f, hw_f = training_flops_per_token(model, setup.seq_len, setup.recompute, lora)
     peak = hw.gpu.peak_tflops(rb.gemm_bits)
     if not model.is_transformer:
         return _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak)
     c = Layout.of(setup, plan, n_acc)
-    s = step_breakdown(model, hw, rb, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, plan, rb),
-                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node, setup.optimizer_impl)
+    s = step_breakdown(model, hw, rb, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, plan, rb, lora),
+                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node, setup.optimizer_impl, lora)
     slow = s["slow"]
     compute_s = n_acc * (slow["compute"] + slow["recompute"]) + s["opt_s"]
     comm_total = n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + s["p2p"]) + s["dp_comm"] + s["gather"]
@@ -127,10 +128,11 @@ def step_time(model, hw, setup, plan, topo=None) -> StepTime:
                     comm_s=comm_total, compute_s=compute_s)
 
 
-def _layer_times(model, gpu, eff, setup, plan, rb) -> dict:
+def _layer_times(model, gpu, eff, setup, plan, rb, lora=None) -> dict:
     """The parts' layer times at this configuration (``part_times`` on Python numbers)."""
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
-                          window_mask(model, setup.seq_len), setup.recompute == "selective", setup.recipe == "fp8")
+                          window_mask(model, setup.seq_len), setup.recompute == "selective", setup.recipe == "fp8",
+                          lora)
     tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
     f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
     return part_times(model, prof, gpu, eff, rb, tokens_mb, setup.seq_len, plan.cp, plan.tp, f,
@@ -285,8 +287,18 @@ def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload
     return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff, impl)
 
 
+def lora_replica(model, rb, c, lora):
+    """(trainable parameters, byte table of what is trained, frozen bytes) of the larger of the first
+    and last stage's GPUs under LoRA: only the adapters' gradients are reduced and their states
+    stepped; ZeRO-3 gathers the frozen base too."""
+    first = memory.adapter_params(model, lora, c, True), memory.frozen_bytes(model, rb, lora, c, True, c.pp == 1)
+    last = memory.adapter_params(model, lora, c, False), memory.frozen_bytes(model, rb, lora, c, False, True)
+    n, frozen = (where(c.pp > 1, maximum(a, b), a) for a, b in zip(first, last))
+    return n, memory.trainable_bytes(rb, lora), frozen
+
+
 def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node,
-                   impl: str = "foreach") -> dict:
+                   impl: str = "foreach", lora=None) -> dict:
     """The step from the per-layer times, shared by ``step_time`` and ``sweep_time``."""
     first_fwd = (times["dense"] or times["moe"])[0]
     comm = layer_comm(model, rb, c, topo, gpus_per_node, first_fwd)
@@ -294,8 +306,16 @@ def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framewor
                          stage_parts(model, c, times, comm, False, True))
     t_mb = sum(slow.values())
     p2p, pipeline_s, bubble_s = pipeline(c, t_mb, comm[3], topo, gpus_per_node)
-    dense_p, expert_p = replica_params(model, c)
-    dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
+    if lora is None:
+        dense_p, expert_p = replica_params(model, c)
+        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
+    else:
+        dense_p, rb, frozen = lora_replica(model, rb, c, lora)
+        expert_p = 0.0
+        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
+        dp_node = group_per_node(c.d_dense, c.tp, gpus_per_node)
+        gather = where((c.zero == 3) & (c.d_dense > 1),
+                       gather + network.all_gather_s(frozen, maximum(c.d_dense, 2), topo, dp_node), gather)
     dp_exposed, gather_exposed = exposed_traffic(c, framework, dp_comm, gather, t_mb, slow["compute"])
     if offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
         dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
@@ -415,8 +435,7 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     prefill_s = max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     mean_ctx = setup.prompt_len + setup.new_tokens / 2
-    if model.sliding_window:
-        mean_ctx = min(mean_ctx, model.sliding_window)
+    mean_ctx = model.attended_context(mean_ctx)
     decode_bytes = w + b * mean_ctx * kv_tok
     decode_flops = (2 * active + model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx) * b / tp
     t_mem = decode_bytes / bw

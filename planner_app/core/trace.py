@@ -82,7 +82,9 @@ class Op:
     weight_grad_temp: float = 0.0  # transient bytes in its backward (e.g. a 16-bit grad before the fp32 cast)
     bwd_temp: np.ndarray | None = None  # other transient bytes in its backward (slot vector)
     fwd_temp: np.ndarray | None = None  # transient bytes inside the op in forward (slot vector)
-    gemm: tuple | None = None  # (k, n, split, bits): a GEMM of k-by-n weights per token; split "n"/"k"/""
+    # (k, n, split, bits[, backward GEMMs]): a GEMM of k-by-n weights per token; split "n"/"k"/"";
+    # the backward runs 2 GEMMs (data and weight gradients), 1 for a frozen weight
+    gemm: tuple | None = None
     attn_flops: float = 0.0  # attention-kernel FLOPs per token per key position (QK^T and PV)
     kind: str = "elementwise"  # "gemm", "attention", "elementwise", "reduction", "none"
 
@@ -122,6 +124,7 @@ class LayerProfile:
     gemms: list = field(default_factory=list)  # (k, n, split, bits) per token, forward
     attn_flops: float = 0.0  # fused (flash) attention FLOPs per token per key position, forward
     attn_masked: bool = False  # the fused kernel runs with an explicit mask (full square, slower)
+    attn_bits: int = 0  # precision of the fused attention's inputs (32: fp32 q/k/v); 0: none
     bmm_flops: float = 0.0  # unfused attention matmuls (full square) per token per key, forward
     mem_ops: np.ndarray = field(default_factory=lambda: np.zeros((0, SLOTS)))  # bytes moved per memory-bound op
     mem_is_reduction: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -129,7 +132,7 @@ class LayerProfile:
 
 def _work(ops) -> tuple:
     """The forward's work: GEMM shapes, attention FLOPs and the traffic of every other kernel."""
-    gemms, attn, bmm, mem, red, masked = [], 0.0, 0.0, [], [], False
+    gemms, attn, bmm, mem, red, masked, attn_bits = [], 0.0, 0.0, [], [], False, 0
     for op in ops:
         if op.kind == "none":
             continue
@@ -140,10 +143,11 @@ def _work(ops) -> tuple:
         elif op.attn_flops:
             attn += op.attn_flops
             masked = masked or op.kind == "attention_masked"
+            attn_bits = max(attn_bits, 8 * op.inputs[0].nbytes)
         else:
             mem.append(_sum(t.vec() for t in op.inputs + op.outputs))
             red.append(op.kind == "reduction")
-    return gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool)
+    return gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits
 
 
 class Trace:
@@ -152,6 +156,7 @@ class Trace:
     def __init__(self):
         self.tensors: list[T] = []
         self.ops: list[Op] = []
+        self.linears: list[tuple] = []  # (name, in features, out features) of each adaptable linear layer
 
     def tensor(self, width, nbytes, slot, requires_grad=True, name="", base=None) -> T:
         t = T(width, nbytes, slot, requires_grad, name, base)
@@ -264,8 +269,9 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
     grad_in = grads.get(x_in.storage.idx, x_in.storage.vec())
 
     terms = [(storages[s].name or f"t{s}", mem(storages[s])) for s in sorted(saved_storages)]
-    gemms, attn, masked, bmm, mem_ops, mem_red = _work(ops)
-    return LayerProfile(gemms=gemms, attn_flops=attn, attn_masked=masked, bmm_flops=bmm, mem_ops=mem_ops, mem_is_reduction=mem_red,
+    gemms, attn, masked, bmm, mem_ops, mem_red, attn_bits = _work(ops)
+    return LayerProfile(gemms=gemms, attn_flops=attn, attn_masked=masked, bmm_flops=bmm, mem_ops=mem_ops,
+        mem_is_reduction=mem_red, attn_bits=attn_bits,
         saved=saved_vec, output=out_vec, ckpt_input=in_vec,
         fwd_events=np.array(fwd_levels), nograd_events=np.array(nograd_levels),
         bwd_events=np.array(bwd_levels) if bwd_levels else np.zeros((1, 3, SLOTS)),

@@ -104,5 +104,23 @@ def nvml_verdicts(inventory: list[dict]) -> list[dict]:
     return out
 
 
+def telemetry_verdicts(result: dict, gpu, inventory: list[dict]) -> list[dict]:
+    """One "info" line for an accelerator that NVML (and amdsmi) do not list: Ascend,
+    Cambricon, Kunlunxin, Hygon devices, or an NVIDIA GPU without a driver library. No
+    telemetry is a state to report, not an error: the clock, power-limit and PCIe-link checks
+    (which read NVML) are skipped and the benchmark verdicts still stand. A CPU run has no
+    accelerator to report on."""
+    dev = result.get("device") or {}
+    if inventory or dev.get("kind") == "cpu":
+        return []
+    name = gpu.name if gpu is not None else (dev.get("name") or "this device")
+    vendor = gpu.vendor if gpu is not None else ""
+    why = (f"{vendor} accelerators are not visible to NVML" if vendor and vendor not in ("NVIDIA", "AMD")
+           else "NVML and amdsmi list no device")
+    return [{"what": "telemetry", "status": "info",
+             "text": f"no telemetry for {name}: {why}; clock, power-limit and PCIe-link checks skipped"}]
+
+
 def all_verdicts(result: dict, gpu, inventory: list[dict] | None = None) -> list[dict]:
-    return gemm_verdicts(result, gpu) + bandwidth_verdicts(result, gpu) + nvml_verdicts(inventory or [])
+    return (gemm_verdicts(result, gpu) + bandwidth_verdicts(result, gpu) + nvml_verdicts(inventory or [])
+            + telemetry_verdicts(result, gpu, inventory or []))

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 from html import escape
 
-from planner_app.core.cost import PRICE_KINDS
+from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS
 from planner_app.report import charts
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg
 from planner_app.report.text import Strings
 from planner_app.service.options import OPTIONS
+from planner_app.service.pricing import STALE_AFTER_DAYS, PriceSource
+
+
+def _price_source(plan) -> PriceSource | None:
+    """The plan's price currency, date and the exchange rate its USD figures used."""
+    inst = plan.instance or {}
+    if not inst.get("currency"):
+        return None
+    rate = plan.options.get("cny_per_usd")
+    return PriceSource(inst["currency"], inst.get("price_date") or "", rate or DEFAULT_CNY_PER_USD, bool(rate))
 
 ACCENT = charts.ACCENT
 ZWSP = "\u200b"
@@ -286,7 +296,7 @@ class _Doc:
                        widths=[30, 7, 11, 14, 14, 10, 14])
             self.h2("Cost per million generated tokens (USD)")
             unit_note = s("At full batch, from the instance's hourly price; '-' where the provider publishes no such price.")
-        rows = []
+        rows, converted, stale = [], set(), []
         f = fmt.usd if r.mode == "training" else fmt.usd_per_m
         for p in r.plans:
             if not p.ok:
@@ -294,12 +304,26 @@ class _Doc:
                 continue
             date = (p.instance or {}).get("price_date") or "-"
             if not any(v is not None for v in p.cost_by_price.values()):
-                rows.append([self.e(p.name), "-", "-", "-", "-", self.e(s("no price (bare GPU)"))])
+                why = s("no price (bare GPU)") if p.instance is None else s("the provider publishes no price")
+                rows.append([self.e(p.name), "-", "-", "-", "-", self.e(why)])
                 continue
+            src = _price_source(p)
+            if src is not None and src.converted:  # the row's prices are CNY, shown converted to USD
+                date += " ¥→$"
+                converted.add((src.cny_per_usd, src.rate_given))
+            if src is not None and (src.age_days() or 0) > STALE_AFTER_DAYS:
+                stale.append(p.name)
             rows.append([self.e(p.name)] + [f(p.cost_by_price.get(k)) for k in PRICE_KINDS] + [self.e(date)])
         self.table([s("Plan")] + [s(PRICE_LABELS[k]) for k in PRICE_KINDS] + [s("Prices dated")], rows,
                    align=["left"] + ["right"] * 4 + ["center"], widths=[30, 14, 14, 14, 12, 16])
         self.p(self.e(unit_note), "small")
+        for rate, given in sorted(converted):
+            how = s("set in the scenario") if given else s("the built-in default, not a dated market rate")
+            self.p(self.e(s.f("¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).",
+                              rate=f"{rate:.2f}", how=how)), "small")
+        if stale:
+            self.p(self.e(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
+                              plans=", ".join(stale))), "small")
 
     def scaling(self):
         r, s = self.r, self.s

@@ -12,6 +12,8 @@ import subprocess
 import sys
 
 ZH_SAMPLE = "llama-70b-pretraining-three-clouds"
+# Scenarios written for users in China (Chinese titles and notes): also rendered in zh_CN.
+ZH_NATIVE = ("china-70b-pretraining-aws-alibaba-tencent", "china-70b-serving-aws-alibaba-tencent")
 
 
 def main(argv=None) -> int:
@@ -29,9 +31,10 @@ def main(argv=None) -> int:
     db = shipped_db()
     jobs = [(os.path.splitext(os.path.basename(p))[0], p, "en") for p in scenario.examples()]
     jobs.append((f"{ZH_SAMPLE}.zh_CN", os.path.join(scenario.example_dir(), f"{ZH_SAMPLE}.json"), "zh_CN"))
+    jobs += [(f"{n}.zh_CN", os.path.join(scenario.example_dir(), f"{n}.json"), "zh_CN") for n in ZH_NATIVE]
     for name, path, lang in jobs:
         sc = scenario.load(path)
-        if lang == "zh_CN":
+        if lang == "zh_CN" and name.startswith(ZH_SAMPLE):
             sc["meta"]["title"] = "七百亿参数模型预训练：AWS、Azure 与 GCP 对比"
             sc["meta"]["project"] = "2027 基础模型"
         pdf = os.path.join(out, f"{name}.pdf")

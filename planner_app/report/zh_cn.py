@@ -78,6 +78,14 @@ STRINGS = {
     "Activation recomputation": "激活重计算",
     "Offload": "卸载",
     "Framework": "框架",
+    "Optimizer implementation": "优化器实现",
+    "Fine-tuning": "微调方式",
+    "LoRA rank": "LoRA 秩",
+    "LoRA target modules": "LoRA 目标模块",
+    "LoRA adapter dtype": "LoRA 适配器数据类型",
+    "LoRA dropout": "LoRA dropout",
+    "prepare_model_for_kbit_training": "prepare_model_for_kbit_training",
+    "Inference API": "推理接口",
     "Concurrent sequences": "并发序列数",
     "Prompt length (tokens)": "提示词长度（token）",
     "New tokens per request": "每请求生成 token 数",
@@ -121,6 +129,12 @@ STRINGS = {
     "Spot": "竞价",
     "Prices dated": "价格日期",
     "no price (bare GPU)": "无价格（单独 GPU）",
+    "the provider publishes no price": "云厂商未公布价格",
+    "set in the scenario": "在场景中设定",
+    "the built-in default, not a dated market rate": "内置默认值，并非某一日期的市场汇率",
+    "¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).":
+        "¥→$：该云厂商以人民币报价；按 {rate} 人民币/美元换算为美元（{how}）。",
+    "Prices more than {days} days old may be stale: {plans}.": "以下方案的价格已超过 {days} 天，可能已过时：{plans}。",
     "Whole run at each price of the instance; '-' where the provider publishes no such price.":
         "按实例各类价格计算的整个训练任务成本；“-”表示云厂商未公布该价格。",
     "At full batch, from the instance's hourly price; '-' where the provider publishes no such price.":

@@ -13,8 +13,8 @@ from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).
 from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
 from planner_app.service.results import check_achieved_tflops, check_estimate, check_price_mix
-from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
-                                         resolve_model, resolve_plan)
+from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
+                                         resolve_hardware, resolve_model, resolve_plan)
 
 
 def load_calibration(name):
@@ -67,26 +67,55 @@ def estimate_from_options(options: dict, db) -> dict:
     return estimate_from_args(SimpleNamespace(**{**OPTION_DEFAULTS, **options}), db)
 
 
+LORA_OPTIONS = ("lora_rank", "lora_targets", "lora_dtype", "lora_dropout", "qlora_prepare")
+
+
+def finetune_options(args, notes=None) -> dict:
+    """The TrainingSetup's fine-tuning fields from CLI-named options: LoRA options need
+    --finetune lora or qlora, --qlora-prepare needs qlora; unset ones take PEFT's defaults
+    (TrainingSetup's); --qlora-prepare turns gradient checkpointing on, as
+    prepare_model_for_kbit_training does by default (use_gradient_checkpointing=True)."""
+    finetune = getattr(args, "finetune", None) or "full"
+    given = {k: getattr(args, k, None) for k in LORA_OPTIONS if getattr(args, k, None) not in (None, False)}
+    if finetune == "full" and given:
+        key = next(iter(given))
+        raise InputError(key, f"applies to --finetune lora or qlora only; add --finetune lora (or qlora) or remove "
+                              f"--{key.replace('_', '-')}")
+    if given.get("qlora_prepare") and finetune != "qlora":
+        raise InputError("qlora_prepare", "applies to --finetune qlora only (prepare_model_for_kbit_training)")
+    if given.get("qlora_prepare") and args.recompute == "none":
+        args.recompute = "full"
+        if notes is not None:
+            notes.append(Text(QT_TRANSLATE_NOOP("Engine", "prepare_model_for_kbit_training turns gradient "
+                                                          "checkpointing on (full recomputation)")))
+    return {"finetune": finetune, **given}
+
+
 def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
     """The TrainingSetup and ParallelPlan for CLI-named options; one place for the defaults
     (recipe from the GPU and framework, attention from the framework, sequence length from
     the preset), shared by estimate, scaling (``dp=1``: the curve grows it) and the GUI."""
-    recipe = args.recipe or default_recipe(hw.gpu, args.framework)
+    recipe = args.recipe or default_recipe(hw.gpu, args.framework, getattr(args, "finetune", None) or "full")
     if not args.recipe and notes is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
-    attention = args.attention or default_attention(args.framework)
+    attention = args.attention or default_attention(args.framework, model)
+    check_attention(model, attention, args.framework)
     if attention == "eager" and (args.cp or 1) > 1:
         # context parallelism splits the sequence over ranks inside the attention kernel (ring
         # attention over flash/SDPA kernels: Megatron-Core's context parallel runs on
         # TransformerEngine's fused attention); eager attention has no such split
         raise InputError("attention", "--cp above 1 needs flash or sdpa attention (ring attention); eager has no "
                                       "context-parallel form: use --attention flash or sdpa, or --cp 1")
+    if not args.attention and attention != default_attention(args.framework) and notes is not None:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "attention eager: transformers runs {family} without SDPA "
+                                                      "(--attention flash for FlashAttention-2)"), family=model.family))
     seq = args.seq_len or default_seq_len(model, db)
+    finetune = finetune_options(args, notes)  # may turn recomputation on (--qlora-prepare)
     setup = TrainingSetup(micro_batch=args.micro_batch, seq_len=seq, global_batch=args.global_batch or 0,
                           tokens=args.tokens or 0.0, recipe=recipe, optimizer=args.optimizer,
                           attention=attention, recompute=args.recompute, framework=args.framework,
-                          offload=args.offload, optimizer_impl=args.optimizer_impl)
+                          offload=args.offload, optimizer_impl=args.optimizer_impl, **finetune)
     plan = resolve_plan(gpus=None if dp else args.gpus, tp=args.tp, pp=args.pp, dp=dp or args.dp, cp=args.cp,
                         ep=args.ep, zero=args.zero, sequence_parallel=args.sequence_parallel,
                         pp_schedule=args.pp_schedule, vp=args.vp, gpus_per_node=per_node)
@@ -101,7 +130,7 @@ def estimate_from_args(args, db) -> dict:
             raise InputError("pp", "inference sizing supports tensor parallelism only (--tp); pp and dp must be 1")
         setup = InferenceSetup(batch=args.batch, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
                                weights_dtype=args.weights_dtype, kv_dtype=args.kv_dtype,
-                               attention=args.attention or "flash")
+                               attention=args.attention or "flash", api=args.inference_api)
         out = estimate_inference(model, hw, setup, tp, overrides)
     else:
         setup, plan = training_setup_and_plan(args, model, hw, per_node, db, notes)

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from planner_app.core.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
-from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
+from planner_app.core.lora import FINETUNES, LORA_DTYPES
+from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
                                     PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
+from planner_app.core.text import QT_TRANSLATE_NOOP
 
 BOTH = ("training", "inference")
 TRAINING = ("training",)
@@ -39,7 +41,7 @@ class Option:
     scope: str = "workload"  # where a scenario keeps it: "workload", "plan" or "scenario"
     modes: tuple = BOTH
     metavar: str | None = None
-    label: str = ""  # the report's (and the GUI's) name for it; translated in the report's catalogue
+    label: str = ""  # its name in the GUI's forms and the report's inputs table (translated: "Options" context)
 
     @property
     def flag(self) -> str:
@@ -75,69 +77,128 @@ def _choice(key, help, choices, default=None, **kw) -> Option:
     return Option(key, "choice", help, default, choices=tuple(choices), **kw)
 
 
+# Labels and help texts are written inside QT_TRANSLATE_NOOP("Options", ...) so that lupdate extracts
+# them: the GUI shows them translated (ui/fields.py: option_label, option_tooltip), the CLI in English.
 OPTIONS: tuple[Option, ...] = (
-    Option("model", "model", "preset name (gpu-planner models) or a config.json path", label="Model"),
-    Option("mode", "choice", "training, or one inference batch (serving under load: gpu-planner serve)",
-           "training", choices=("training", "inference"), label="Mode"),
-    Option("gpu", "text", "GPU name or id (gpu-planner specs gpus)", scope="plan"),
-    Option("instance", "text", "cloud instance id (gpu-planner specs instances)", scope="plan"),
-    _int("gpus", "total GPUs (default tp*pp*cp*ep*dp)", scope="plan"),
-    _int("gpus_per_node", "GPUs in one node (default: the instance's, else 8)", hi=1024, scope="plan"),
-    _int("micro_batch", "sequences per GPU per forward/backward pass", 1, hi=1 << 20, modes=TRAINING,
-        label="Micro-batch"),
-    _int("seq_len", "tokens per sequence (default: the preset's context used for training)", hi=1 << 24,
-        label="Sequence length"),
-    _int("global_batch", "sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)",
-         hi=1 << 30, modes=TRAINING, label="Global batch (sequences)"),
-    _pos("tokens", "training budget in tokens", hi=1e18, modes=TRAINING, label="Training tokens"),
-    _choice("recipe", "precision recipe (default: bf16 mixed precision the GPU supports, by framework)", RECIPES,
-            modes=TRAINING, label="Precision recipe"),
-    _choice("optimizer", "optimizer (its states per parameter)", OPTIMIZERS, "adamw", modes=TRAINING,
-        label="Optimizer"),
-    _choice("optimizer_impl", "PyTorch AdamW implementation (--framework pytorch): fused (Hugging Face Trainer's "
-            "default on PyTorch 2.8+, torchtitan), foreach (torch.optim's default) or forloop", OPTIMIZER_IMPLS,
-            "fused", modes=TRAINING, label="Optimizer implementation"),
-    _choice("attention", "attention kernel (default: flash for megatron, sdpa otherwise)", ATTENTIONS,
-        label="Attention"),
-    _choice("recompute", "activation recomputation", RECOMPUTES, "none", modes=TRAINING,
-        label="Activation recomputation"),
-    _int("tp", "tensor-parallel degree", hi=65536, scope="plan"),
-    _int("pp", "pipeline-parallel degree", hi=65536, scope="plan"),
-    _int("dp", "data-parallel degree (default: GPUs / (tp x pp x cp x ep))", scope="plan", modes=TRAINING),
-    _int("cp", "context-parallel degree", hi=65536, scope="plan", modes=TRAINING),
-    _int("ep", "expert-parallel degree (MoE models)", hi=65536, scope="plan"),
-    _int("vp", "virtual stages per rank (interleaved)", 2, hi=1024, scope="plan", modes=TRAINING),
-    _int("zero", "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters", 0, lo=0, hi=3,
-         scope="plan", modes=TRAINING, metavar="{0,1,2,3}"),
-    Option("sequence_parallel", "bool", "Megatron sequence parallelism (needs --tp > 1)", False, scope="plan",
-           modes=TRAINING),
-    _choice("pp_schedule", "pipeline schedule", PP_SCHEDULES, "1f1b", scope="plan", modes=TRAINING),
-    _choice("offload", "offload states to the CPU (ZeRO-Offload)", OFFLOADS, "none", modes=TRAINING, label="Offload"),
-    _choice("framework", "training framework (its buffers and overheads)", FRAMEWORKS, "pytorch", label="Framework"),
-    Option("fabric", "text", "inter-node network id (gpu-planner specs fabrics; default: the instance's, else "
-           "InfiniBand NDR)", scope="plan"),
-    _int("nics_per_node", "network adapters per node (default: the instance's, else one per GPU)", hi=1024,
-         scope="plan"),
+    Option("model", "model", QT_TRANSLATE_NOOP("Options", "preset name (gpu-planner models) or a config.json path"),
+           label=QT_TRANSLATE_NOOP("Options", "Model")),
+    Option("mode", "choice", QT_TRANSLATE_NOOP("Options", "training, or one inference batch (serving under load: "
+                                                           "gpu-planner serve)"),
+           "training", choices=("training", "inference"), label=QT_TRANSLATE_NOOP("Options", "Mode")),
+    Option("gpu", "text", QT_TRANSLATE_NOOP("Options", "GPU name or id (gpu-planner specs gpus)"), scope="plan",
+           label=QT_TRANSLATE_NOOP("Options", "GPU")),
+    Option("instance", "text", QT_TRANSLATE_NOOP("Options", "cloud instance id (gpu-planner specs instances)"),
+           scope="plan", label=QT_TRANSLATE_NOOP("Options", "Instance")),
+    _int("gpus", QT_TRANSLATE_NOOP("Options", "total GPUs (default tp*pp*cp*ep*dp)"), scope="plan",
+         label=QT_TRANSLATE_NOOP("Options", "GPUs")),
+    _int("gpus_per_node", QT_TRANSLATE_NOOP("Options", "GPUs in one node (default: the instance's, else 8)"), hi=1024,
+         scope="plan", label=QT_TRANSLATE_NOOP("Options", "GPUs per node")),
+    _int("micro_batch", QT_TRANSLATE_NOOP("Options", "sequences per GPU per forward/backward pass"), 1, hi=1 << 20,
+         modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Micro-batch")),
+    _int("seq_len", QT_TRANSLATE_NOOP("Options", "tokens per sequence (default: the preset's context used for "
+                                                 "training)"), hi=1 << 24,
+         label=QT_TRANSLATE_NOOP("Options", "Sequence length")),
+    _int("global_batch", QT_TRANSLATE_NOOP("Options", "sequences per optimizer step across all GPUs (default: "
+                                                      "micro-batch x dp x ep)"),
+         hi=1 << 30, modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Global batch (sequences)")),
+    _pos("tokens", QT_TRANSLATE_NOOP("Options", "training budget in tokens"), hi=1e18, modes=TRAINING,
+         label=QT_TRANSLATE_NOOP("Options", "Training tokens")),
+    _choice("recipe", QT_TRANSLATE_NOOP("Options", "precision recipe (default: bf16 mixed precision the GPU "
+                                                   "supports, by framework)"), RECIPES,
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Precision recipe")),
+    _choice("optimizer", QT_TRANSLATE_NOOP("Options", "optimizer (its states per parameter)"), OPTIMIZERS, "adamw",
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Optimizer")),
+    _choice("optimizer_impl", QT_TRANSLATE_NOOP("Options", "PyTorch AdamW implementation (--framework pytorch): "
+                                                           "fused (Hugging Face Trainer's default on PyTorch 2.8+, "
+                                                           "torchtitan), foreach (torch.optim's default) or forloop"),
+            OPTIMIZER_IMPLS, "fused", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Optimizer implementation")),
+    _choice("finetune", QT_TRANSLATE_NOOP("Options", "what is trained: every weight (full), LoRA adapters on a frozen "
+                                                     "base (lora, PEFT), or LoRA on a 4-bit NF4 base (qlora, "
+                                                     "bitsandbytes)"),
+            FINETUNES, "full", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Fine-tuning")),
+    _int("lora_rank", QT_TRANSLATE_NOOP("Options", "LoRA rank r (default 8, PEFT's)"), hi=65536, modes=TRAINING,
+         label=QT_TRANSLATE_NOOP("Options", "LoRA rank")),
+    Option("lora_targets", "text", QT_TRANSLATE_NOOP("Options", "modules LoRA adapts, as PEFT's target_modules: names "
+                                                                "separated by commas (q_proj,v_proj) or all-linear "
+                                                                "(default: PEFT's for the model)"),
+           modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA target modules")),
+    _choice("lora_dtype", QT_TRANSLATE_NOOP("Options", "LoRA adapter precision (default fp32: PEFT keeps adapters in "
+                                                       "fp32, autocast_adapter_dtype=True)"), LORA_DTYPES,
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA adapter dtype")),
+    Option("lora_dropout", "float", QT_TRANSLATE_NOOP("Options", "LoRA dropout probability (default 0, PEFT's)"),
+           minimum=0.0, maximum=0.999, modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "LoRA dropout")),
+    Option("qlora_prepare", "bool", QT_TRANSLATE_NOOP("Options", "QLoRA with peft.prepare_model_for_kbit_training: "
+                                                                 "fp32 embeddings, norms and output layer, gradient "
+                                                                 "checkpointing on"),
+           False, modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "prepare_model_for_kbit_training")),
+    _choice("attention", QT_TRANSLATE_NOOP("Options", "attention kernel (default: flash for megatron, sdpa "
+                                                      "otherwise)"), ATTENTIONS,
+            label=QT_TRANSLATE_NOOP("Options", "Attention")),
+    _choice("recompute", QT_TRANSLATE_NOOP("Options", "activation recomputation"), RECOMPUTES, "none", modes=TRAINING,
+            label=QT_TRANSLATE_NOOP("Options", "Activation recomputation")),
+    _int("tp", QT_TRANSLATE_NOOP("Options", "tensor-parallel degree"), hi=65536, scope="plan",
+         label=QT_TRANSLATE_NOOP("Options", "Tensor parallel")),
+    _int("pp", QT_TRANSLATE_NOOP("Options", "pipeline-parallel degree"), hi=65536, scope="plan",
+         label=QT_TRANSLATE_NOOP("Options", "Pipeline parallel")),
+    _int("dp", QT_TRANSLATE_NOOP("Options", "data-parallel degree (default: GPUs / (tp x pp x cp x ep))"),
+         scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Data parallel")),
+    _int("cp", QT_TRANSLATE_NOOP("Options", "context-parallel degree"), hi=65536, scope="plan", modes=TRAINING,
+         label=QT_TRANSLATE_NOOP("Options", "Context parallel")),
+    _int("ep", QT_TRANSLATE_NOOP("Options", "expert-parallel degree (MoE models)"), hi=65536, scope="plan",
+         label=QT_TRANSLATE_NOOP("Options", "Expert parallel")),
+    _int("vp", QT_TRANSLATE_NOOP("Options", "virtual stages per rank (interleaved)"), 2, hi=1024, scope="plan",
+         modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Virtual stages")),
+    _int("zero", QT_TRANSLATE_NOOP("Options", "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also "
+                                              "parameters"), 0, lo=0, hi=3,
+         scope="plan", modes=TRAINING, metavar="{0,1,2,3}", label=QT_TRANSLATE_NOOP("Options", "ZeRO stage")),
+    Option("sequence_parallel", "bool", QT_TRANSLATE_NOOP("Options", "Megatron sequence parallelism (needs --tp > 1)"),
+           False, scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Sequence parallel")),
+    _choice("pp_schedule", QT_TRANSLATE_NOOP("Options", "pipeline schedule"), PP_SCHEDULES, "1f1b", scope="plan",
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Pipeline schedule")),
+    _choice("offload", QT_TRANSLATE_NOOP("Options", "offload states to the CPU (ZeRO-Offload)"), OFFLOADS, "none",
+            modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Offload")),
+    _choice("framework", QT_TRANSLATE_NOOP("Options", "training framework (its buffers and overheads)"), FRAMEWORKS,
+            "pytorch", label=QT_TRANSLATE_NOOP("Options", "Framework")),
+    Option("fabric", "text", QT_TRANSLATE_NOOP("Options", "inter-node network id (gpu-planner specs fabrics; default: "
+                                                          "the instance's, else InfiniBand NDR)"), scope="plan",
+           label=QT_TRANSLATE_NOOP("Options", "Network")),
+    _int("nics_per_node", QT_TRANSLATE_NOOP("Options", "network adapters per node (default: the instance's, else one "
+                                                       "per GPU)"), hi=1024,
+         scope="plan", label=QT_TRANSLATE_NOOP("Options", "NICs per node")),
     # The overrides set the training step time (inference has its own speed model, which they
     # never reached). Floors: 0.1% MFU and 1 GFLOP/s are below any GPU run; smaller values gave
-    # an infinite step (5e-324 divided the FLOPs to inf, then a ZeroDivisionError).
-    Option("mfu", "float", "override the efficiency model with this MFU", minimum=0.001, maximum=1.0,
-           scope="plan", modes=TRAINING),
-    Option("achieved_tflops", "float", "override: achieved TFLOP/s per GPU (at most the GPU's peak)", minimum=0.001,
-           maximum=1e6, unit="TFLOP/s", scope="plan", modes=TRAINING),
-    Option("price_mix", "text", "e.g. reserved_1yr=0.8,on_demand=0.2", scope="scenario"),
-    _choice("price", "price basis of cost.usd (default on_demand, else the first known price)", PRICE_KINDS,
-            scope="scenario"),
-    _pos("cny_per_usd", "exchange rate for CNY prices (default 7.10)", hi=1e4, scope="scenario"),
-    Option("calibration", "text", "name of a probe calibration profile (gpu-planner probe --save NAME)",
-           scope="scenario"),
-    _int("batch", "inference: concurrent sequences", 1, hi=1 << 20, modes=INFERENCE, label="Concurrent sequences"),
-    _int("prompt_len", "inference: prompt tokens per sequence", 1024, hi=1 << 24, modes=INFERENCE,
-        label="Prompt length (tokens)"),
-    _int("new_tokens", "inference: generated tokens per sequence", 128, hi=1 << 24, modes=INFERENCE,
-        label="New tokens per request"),
-    _choice("weights_dtype", "inference: weight precision", WEIGHT_DTYPES, "bf16", modes=INFERENCE, label="Weights"),
-    _choice("kv_dtype", "inference: KV-cache precision", KV_DTYPES, "bf16", modes=INFERENCE, label="KV cache"),
+    # an infinite step (5e-324 divided the FLOPs to inf, then a ZeroDivisionError). The GPU's
+    # peak bounds --achieved-tflops in the service (service/results.py).
+    Option("mfu", "float", QT_TRANSLATE_NOOP("Options", "override the efficiency model with this MFU"), minimum=0.001,
+           maximum=1.0, scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "MFU")),
+    Option("achieved_tflops", "float", QT_TRANSLATE_NOOP("Options", "override: achieved TFLOP/s per GPU"),
+           minimum=0.001, maximum=1e6, unit="TFLOP/s", scope="plan", modes=TRAINING,
+           label=QT_TRANSLATE_NOOP("Options", "Achieved TFLOP/s")),
+    Option("price_mix", "text", QT_TRANSLATE_NOOP("Options", "e.g. reserved_1yr=0.8,on_demand=0.2"), scope="scenario",
+           label=QT_TRANSLATE_NOOP("Options", "Price mix")),
+    _choice("price", QT_TRANSLATE_NOOP("Options", "price basis of cost.usd (default on_demand, else the first known "
+                                                  "price)"), PRICE_KINDS,
+            scope="scenario", label=QT_TRANSLATE_NOOP("Options", "Price basis")),
+    _pos("cny_per_usd", QT_TRANSLATE_NOOP("Options", "exchange rate for CNY prices (default 7.10)"), hi=1e4,
+         scope="scenario", label=QT_TRANSLATE_NOOP("Options", "CNY per USD")),
+    Option("calibration", "text", QT_TRANSLATE_NOOP("Options", "name of a probe calibration profile (gpu-planner "
+                                                               "probe --save NAME)"),
+           scope="scenario", label=QT_TRANSLATE_NOOP("Options", "Calibration")),
+    _int("batch", QT_TRANSLATE_NOOP("Options", "inference: concurrent sequences"), 1, hi=1 << 20, modes=INFERENCE,
+         label=QT_TRANSLATE_NOOP("Options", "Concurrent sequences")),
+    _int("prompt_len", QT_TRANSLATE_NOOP("Options", "inference: prompt tokens per sequence"), 1024, hi=1 << 24,
+         modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Prompt length (tokens)")),
+    _int("new_tokens", QT_TRANSLATE_NOOP("Options", "inference: generated tokens per sequence"), 128, hi=1 << 24,
+         modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "New tokens per request")),
+    _choice("inference_api", QT_TRANSLATE_NOOP("Options", "inference: how the batch is run: Hugging Face "
+                                                          "model.generate() (transformers 5.x keeps the prefill's "
+                                                          "logits for the last token only) or a hand-written "
+                                                          "model(input_ids) loop (logits for every prompt token)"),
+            INFERENCE_APIS, "generate", modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Inference API")),
+    _choice("weights_dtype", QT_TRANSLATE_NOOP("Options", "inference: weight precision"), WEIGHT_DTYPES, "bf16",
+            modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "Weights")),
+    _choice("kv_dtype", QT_TRANSLATE_NOOP("Options", "inference: KV-cache precision"), KV_DTYPES, "bf16",
+            modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "KV cache")),
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 OPTION_DEFAULTS = {o.key: o.default for o in OPTIONS}

@@ -124,17 +124,32 @@ def default_seq_len(model, db) -> int:
     return 2048
 
 
-def default_recipe(gpu, framework: str) -> str:
+def default_recipe(gpu, framework: str, finetune: str = "full") -> str:
     """bf16 where the GPU has it: PyTorch's autocast over fp32 weights, Megatron/DeepSpeed's
-    mixed bf16; GPUs without bf16 (V100, T4) use fp16 autocast."""
+    mixed bf16; GPUs without bf16 (V100, T4) use fp16 autocast. LoRA and QLoRA load the base in
+    bf16 (``torch_dtype=torch.bfloat16``, as PEFT's and TRL's examples do; QLoRA's
+    ``bnb_4bit_compute_dtype``) with fp32 adapters, and Trainer(bf16=True) runs the forward under
+    autocast."""
     if not gpu.bf16_tflops:
         return "amp-fp16"
+    if finetune != "full":
+        return "bf16-autocast"
     return "amp-bf16" if framework == "pytorch" else "mixed-bf16"
 
 
-def default_attention(framework: str) -> str:
-    """Flash attention under Megatron (its fused kernels); PyTorch's SDPA elsewhere."""
-    return "flash" if framework == "megatron" else "sdpa"
+def default_attention(framework: str, model=None) -> str:
+    """Flash attention under Megatron (its fused kernels); PyTorch's SDPA elsewhere, except
+    for the families transformers runs without SDPA (Gemma 2, gpt-oss: eager, its fallback)."""
+    if framework == "megatron":
+        return "flash"
+    return "eager" if model is not None and not getattr(model, "sdpa_supported", True) else "sdpa"
+
+
+def check_attention(model, attention: str, framework: str) -> None:
+    """Refuse ``--attention sdpa`` for a family transformers cannot run with SDPA."""
+    if framework != "megatron" and attention == "sdpa" and not getattr(model, "sdpa_supported", True):
+        raise InputError("attention", f"transformers has no SDPA path for {model.family} (_supports_sdpa = False in "
+                                      f"modeling_{model.family}.py); use eager or flash")
 
 
 @dataclass

@@ -14,8 +14,8 @@ from planner_app.core.errors import InputError
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.service.resolve import (default_attention, default_recipe, default_seq_len, resolve_hardware,
-                                         resolve_model)
+from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
+                                         resolve_hardware, resolve_model)
 
 OPTIMIZER_LABELS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "sgd-momentum": "SGD with momentum",
                     "adafactor": "Adafactor", "adamw-8bit": "8-bit AdamW"}
@@ -67,6 +67,13 @@ class SearchRequest:
     framework: str | None = None
     optimizer: str | None = None
     optimizer_impl: str | None = None  # PyTorch AdamW implementation (None: the estimate's default)
+    # LoRA / QLoRA (None: full fine-tuning, PEFT's defaults), as estimate's options of the same names
+    finetune: str | None = None
+    lora_rank: int | None = None
+    lora_targets: str | None = None
+    lora_dtype: str | None = None
+    lora_dropout: float | None = None
+    qlora_prepare: bool | None = None
     attention: str | None = None
     deadline_days: float | None = None
     budget_usd: float | None = None
@@ -95,7 +102,7 @@ class SearchOutput:
     notes: list = field(default_factory=list)  # the defaults taken and the profile (in ``assumptions`` too)
 
 
-def _workload_defaults(request: SearchRequest, candidates: list[Candidate]):
+def _workload_defaults(request: SearchRequest, candidates: list[Candidate], model=None):
     """(recipe groups, framework, optimizer, attention, notes): what was given, else what
     ``estimate`` would use for the same workload. The recipe groups map each recipe to its
     candidates: one group when a recipe is given or the machines share a default, else one per
@@ -104,12 +111,14 @@ def _workload_defaults(request: SearchRequest, candidates: list[Candidate]):
 
     framework = request.framework or OPTION_DEFAULTS["framework"]
     optimizer = request.optimizer or OPTION_DEFAULTS["optimizer"]
-    attention = request.attention or default_attention(framework)
+    attention = request.attention or default_attention(framework, model)
+    if model is not None:
+        check_attention(model, attention, framework)
     if request.recipe:
         return {request.recipe: list(candidates)}, framework, optimizer, attention, []
     groups: dict[str, list[Candidate]] = {}
     for c in candidates:
-        groups.setdefault(default_recipe(c.hardware.gpu, framework), []).append(c)
+        groups.setdefault(default_recipe(c.hardware.gpu, framework, request.finetune or "full"), []).append(c)
     notes = [f"recipe {r} (default for {', '.join(c.name for c in cs)} with {framework}; --recipe)"
              for r, cs in groups.items()]
     return groups, framework, optimizer, attention, notes
@@ -138,7 +147,13 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
         cands += build_candidates(db, None, insts, request.fabric, cny, profile)
     if gpus or not cands:
         cands += build_candidates(db, gpus, None, request.fabric, cny, profile)
-    groups, framework, optimizer, attention, notes = _workload_defaults(request, cands)
+    groups, framework, optimizer, attention, notes = _workload_defaults(request, cands, model)
+    from types import SimpleNamespace
+
+    from planner_app.service.estimate import LORA_OPTIONS, finetune_options
+    finetune = finetune_options(SimpleNamespace(finetune=request.finetune, recompute="full",
+                                                **{k: getattr(request, k) for k in LORA_OPTIONS}))
+    finetune = finetune if finetune["finetune"] != "full" else None
     if cancelled is not None and cancelled():
         return None
     if progress:
@@ -149,7 +164,8 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
                       attention=attention, deadline_days=request.deadline_days, budget_usd=request.budget_usd,
                       objective=request.objective, top=request.top, price_basis=request.price_basis, model_ref=ref,
                       min_headroom_fraction=request.min_headroom_fraction,
-                      optimizer_impl=request.optimizer_impl or OPTION_DEFAULTS["optimizer_impl"])
+                      optimizer_impl=request.optimizer_impl or OPTION_DEFAULTS["optimizer_impl"],
+                      finetune=finetune)
                for recipe, group in groups.items()]
     res = results[0] if len(results) == 1 else _merge(results, cands, request)
     recipe = "/".join(groups)

@@ -91,6 +91,8 @@ def load_rows(path: str, kind: str) -> list[dict]:
             priced = any(rec[c] is not None for c in ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr"))
             if priced and not rec["price_date"]:
                 raise SpecDataError(rel, line, "price_date", "is required when a price is given")
+            if rec.get("price_sub_month") is not None and not rec.get("price_sub_date"):
+                raise SpecDataError(rel, line, "price_sub_date", "is required when price_sub_month is given")
         records.append(rec)
     return records
 

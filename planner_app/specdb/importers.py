@@ -1,6 +1,7 @@
 """Bring outside data into the user's database, from local files only (the app never needs
-the network): the spec CSV format itself, SkyPilot catalog ``vms.csv`` files, and the JSON
-``aws ec2 describe-instance-types`` prints. Exports write CSV atomically."""
+the network): the spec CSV format itself, SkyPilot catalog ``vms.csv`` files, gpuhunt offline
+catalogs, and the JSON ``aws ec2 describe-instance-types`` prints. Exports write CSV
+atomically."""
 from __future__ import annotations
 
 import csv
@@ -179,4 +180,76 @@ def import_aws_describe_instance_types(db, path: str, region: str = "us-east-1")
                     "currency": "USD", "price_date": "", "source_url": f"file:{os.path.basename(path)} (aws ec2 "
                     "describe-instance-types)", "retrieved": time.strftime("%Y-%m-%d"),
                     "notes": "imported; prices not included (set a price override)"})
+    return out, skipped
+
+
+# gpuhunt (github.com/dstackai/gpuhunt) writes one CSV per provider into its offline catalog
+# zip, with the columns of its RawCatalogItem (src/gpuhunt/_internal/models.py): price in USD
+# per hour, memory in GB, one row per (instance, location, spot or not).
+GPUHUNT_COLUMNS = {"instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name", "gpu_memory",
+                   "spot"}
+
+
+def _gpuhunt_rows(path: str, provider: str) -> list[dict]:
+    import zipfile
+
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                want = f"{provider.lower()}.csv"
+                names = [n for n in z.namelist() if os.path.basename(n).lower() == want]
+                if not names:
+                    found = ", ".join(sorted(os.path.basename(n) for n in z.namelist() if n.endswith(".csv")))
+                    raise SpecDataError(path, None, None, f"has no {want} (it has: {found or 'no CSV'})")
+                text = z.read(names[0]).decode("utf-8")
+        else:
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+    except (OSError, zipfile.BadZipFile) as e:
+        raise SpecDataError(path, None, None, f"cannot be read: {getattr(e, 'strerror', None) or e}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    missing = GPUHUNT_COLUMNS - set(reader.fieldnames or [])
+    if missing:
+        raise SpecDataError(path, 1, sorted(missing)[0], "is missing (not a gpuhunt catalog CSV?)")
+    return list(reader)
+
+
+def import_gpuhunt(db, path: str, provider: str, region: str | None = None) -> tuple[list[dict], list[str]]:
+    """Instance rows from a gpuhunt offline catalog (the zip, or one provider's CSV from it):
+    on-demand and spot rows of an instance type merge into one row, in ``region`` or else the
+    location with the cheapest on-demand price; unknown accelerators are listed as skipped."""
+    by_loc: dict[tuple[str, str], dict] = {}
+    skipped = []
+    for r in _gpuhunt_rows(path, provider):
+        name, loc = r.get("instance_name") or "", r.get("location") or ""
+        if not name or not r.get("gpu_name") or (region and loc != region):
+            continue
+        slot = by_loc.setdefault((name, loc), {"row": r, "od": None, "spot": None})
+        price = _num(r.get("price"))
+        kind = "spot" if str(r.get("spot", "")).lower() == "true" else "od"
+        if price is not None and (slot[kind] is None or price < slot[kind]):
+            slot[kind] = price
+    best: dict[str, tuple] = {}
+    for (name, loc), slot in by_loc.items():
+        key = slot["od"] if slot["od"] is not None else float("inf")
+        if name not in best or key < best[name][0]:
+            best[name] = (key, loc, slot)
+    out = []
+    for name, (_, loc, slot) in best.items():
+        r = slot["row"]
+        gid = _match_gpu(db, r["gpu_name"], _num(r.get("gpu_memory")))
+        if gid is None:
+            skipped.append(f"{name}: accelerator {r['gpu_name']!r} is not in the GPU list")
+            continue
+        count = _num(r.get("gpu_count")) or 1
+        out.append({"provider": provider, "region": loc, "instance_id": name, "gpu_id": gid,
+                    "gpu_count": max(1, round(count)), "gpu_fraction": min(1.0, count) if count < 1 else 1,
+                    "vcpu": int(_num(r.get("cpu")) or 0), "ram_gb": _num(r.get("memory")) or "",
+                    "local_nvme_gb": "", "network_gbit_s": "", "fabric": "", "fabric_id": "", "nics": "",
+                    "intra_node_link": "pcie4", "price_on_demand_hr": "" if slot["od"] is None else slot["od"],
+                    "price_1yr_hr": "", "price_3yr_hr": "",
+                    "price_spot_hr": "" if slot["spot"] is None else slot["spot"],
+                    "currency": "USD", "price_date": time.strftime("%Y-%m-%d"),
+                    "source_url": f"file:{os.path.basename(path)} (gpuhunt catalog)",
+                    "retrieved": time.strftime("%Y-%m-%d"), "notes": "imported from a gpuhunt catalog"})
     return out, skipped

@@ -59,7 +59,8 @@ def _int(name, required=False, lo=0, hi=None):
 PROVENANCE = (Column("source_url", required=True), Column("retrieved", "date", required=True), Column("notes"))
 
 GPU_COLUMNS = (
-    Column("id", "id", True), Column("vendor", required=True, choices=("NVIDIA", "AMD", "Intel")),
+    Column("id", "id", True),
+    Column("vendor", required=True, choices=("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Kunlunxin", "Hygon")),
     Column("name", required=True), Column("aliases"), Column("form_factor", required=True),
     _num("memory_gb", True, 1, 2048), Column("memory_type", required=True), _num("mem_bw_gb_s", True, 10, 100000),
     _num("fp64_tflops", hi=1000), _num("fp32_tflops", hi=1000),
@@ -69,7 +70,7 @@ GPU_COLUMNS = (
     _num("fp16_sparse_tflops", hi=80000), _num("fp8_sparse_tflops", hi=160000),
     _num("fp4_sparse_tflops", hi=320000), _num("int8_sparse_tops", hi=160000),
     _num("tdp_w", hi=5000), Column("link", required=True), _num("link_bw_gb_s", True, 0, 10000),
-    _int("pcie_gen", False, 1, 7), _int("pcie_lanes", False, 1, 32), _int("year", True, 2010, 2035),
+    _int("pcie_gen", False, 1, 7), _int("pcie_lanes", False, 1, 32), _int("year", False, 2010, 2035),
 ) + PROVENANCE
 
 DENSE_SPARSE_PAIRS = (("tf32_tflops", "tf32_sparse_tflops"), ("bf16_tflops", "bf16_sparse_tflops"),
@@ -86,6 +87,10 @@ INSTANCE_COLUMNS = (
     _num("price_on_demand_hr", hi=10000), _num("price_1yr_hr", hi=10000), _num("price_3yr_hr", hi=10000),
     _num("price_spot_hr", hi=10000), Column("currency", required=True, choices=("USD", "CNY")),
     Column("price_date", "date"),
+    # A monthly subscription (Alibaba/Tencent "包年包月", one month) per instance-month in the row's
+    # currency, as the provider sells it: kept apart from the hourly prices (not converted), with
+    # its own date because it often comes from another page than the hourly price.
+    _num("price_sub_month", hi=10**7), Column("price_sub_date", "date"),
 ) + PROVENANCE
 
 FABRIC_COLUMNS = (

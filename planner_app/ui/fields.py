@@ -37,14 +37,16 @@ class NumberField(QLineEdit):
     value_changed = Signal(object)
 
     def __init__(self, name: str, minimum: float = 0.0, maximum: float = 1e30, optional: bool = True,
-                 placeholder: str = "", parent=None):
+                 placeholder: str = "", parent=None, help_text: str = ""):
         super().__init__(parent)
         self.name, self.minimum, self.maximum, self.optional = name, minimum, maximum, optional
+        self.help_text = help_text  # what the number means, shown above the rule in the tooltip
         self._value = None
         self.error_text = ""
         self.setPlaceholderText(placeholder)
         self.setMaxLength(40)
         self.textEdited.connect(self._parse)
+        self.setToolTip((help_text + "\n" if help_text else "") + self._rule())
 
     def value(self):
         return self._value
@@ -80,7 +82,7 @@ class NumberField(QLineEdit):
     def _mark(self, ok: bool) -> None:
         self.error_text = "" if ok else self._rule()
         self.setStyleSheet("" if ok else "QLineEdit { border: 2px solid #d33; background: #fff0f0; }")
-        self.setToolTip(self.error_text or self._rule())
+        self.setToolTip((self.help_text + "\n" if self.help_text else "") + (self.error_text or self._rule()))
 
 
 class ChoiceField(QComboBox):
@@ -131,22 +133,63 @@ class CheckList(QListWidget):
 QT_INT_MAX = 2**31 - 1  # QSpinBox holds a C int
 
 
+def option_label(key: str) -> str:
+    """The form label of option ``key``: the table's label in the user's language."""
+    from planner_app.service.options import BY_KEY
+    return translate("Options", BY_KEY[key].label)
+
+
+def option_tooltip(key: str) -> str:
+    """What option ``key`` means (the table's help, which is also the CLI's), in the user's language."""
+    from planner_app.service.options import BY_KEY
+    opt = BY_KEY[key]
+    text = translate("Options", opt.help)
+    return text + (f" [{opt.unit}]" if opt.unit else "") + f"\n{opt.flag}"
+
+
+def with_option_tooltip(key: str, widget):
+    """``widget`` with option ``key``'s help before the tooltip it has (its allowed range)."""
+    rule = widget.toolTip()
+    widget.setObjectName(f"option:{key}")  # tests and accessibility find a field by its option
+    widget.setToolTip(option_tooltip(key) + (f"\n{rule}" if rule else ""))
+    return widget
+
+
+def add_option_row(form, key: str, widget) -> None:
+    """A QFormLayout row for option ``key``: the table's label, and its help as the label's tooltip."""
+    from PySide6.QtWidgets import QLabel
+    label = QLabel(option_label(key))
+    label.setToolTip(option_tooltip(key))
+    label.setBuddy(widget)
+    form.addRow(label, widget)
+
+
 def option_int_field(key: str, auto: str | None = None, value: int | None = None) -> IntField:
-    """A spin box for option ``key`` with the table's range; ``auto``: the text shown one below
-    the table's minimum, meaning "unset" (the engine's default)."""
+    """A spin box for option ``key`` with the table's range and help; ``auto``: the text shown one
+    below the table's minimum, meaning "unset" (the engine's default)."""
     from planner_app.service.options import BY_KEY
     opt = BY_KEY[key]
     lo, hi = int(opt.minimum), int(min(opt.maximum, QT_INT_MAX))
     if auto:
-        return IntField(lo - 1, hi, lo - 1 if value is None else value, special=auto)
+        return with_option_tooltip(key, IntField(lo - 1, hi, lo - 1 if value is None else value, special=auto))
     start = value if value is not None else (opt.default if opt.default is not None else lo)
-    return IntField(lo, hi, int(start))
+    return with_option_tooltip(key, IntField(lo, hi, int(start)))
 
 
 def option_choice_field(key: str, auto: str | None = None, labels: dict | None = None) -> ChoiceField:
-    """A choice box for option ``key`` with the table's choices and default; ``auto``: a first
+    """A choice box for option ``key`` with the table's choices, default and help; ``auto``: a first
     entry meaning "unset" (the engine picks); ``labels``: shown text for some values."""
     from planner_app.service.options import BY_KEY
     opt = BY_KEY[key]
     items = ([(None, auto)] if auto else []) + [(c, (labels or {}).get(c, str(c))) for c in opt.choices]
-    return ChoiceField(items, opt.default if not auto else None)
+    return with_option_tooltip(key, ChoiceField(items, opt.default if not auto else None))
+
+
+def option_number_field(key: str, placeholder: str = "") -> NumberField:
+    """A text field for a positive number option ``key`` (``1e12``), empty meaning unset."""
+    from planner_app.service.options import BY_KEY
+    opt = BY_KEY[key]
+    field = NumberField(option_label(key), minimum=opt.minimum or 0.0, maximum=opt.maximum or 1e30,
+                        placeholder=placeholder, help_text=option_tooltip(key))
+    field.setObjectName(f"option:{key}")
+    return field

@@ -260,6 +260,18 @@
         <source>Cost per million tokens</source>
         <translation>每百万 token 成本</translation>
     </message>
+    <message>
+        <source>no published price</source>
+        <translation>未公布价格</translation>
+    </message>
+    <message>
+        <source>→ $ at {rate}</source>
+        <translation>→ 按 {rate} 换算为美元</translation>
+    </message>
+    <message>
+        <source>Prices (currency, date)</source>
+        <translation>价格（币种、日期）</translation>
+    </message>
 </context>
 <context>
     <name>ComparePage</name>
@@ -319,8 +331,16 @@
         <translation>校准配置 {name!r}（{summary}）</translation>
     </message>
     <message>
+        <source>prepare_model_for_kbit_training turns gradient checkpointing on (full recomputation)</source>
+        <translation>prepare_model_for_kbit_training 会开启梯度检查点（完全重计算）</translation>
+    </message>
+    <message>
         <source>recipe {recipe} (default for {gpu} with {framework}; --recipe)</source>
         <translation>精度方案 {recipe}（{gpu} 搭配 {framework} 时的默认值；可用 --recipe 指定）</translation>
+    </message>
+    <message>
+        <source>attention eager: transformers runs {family} without SDPA (--attention flash for FlashAttention-2)</source>
+        <translation>注意力 eager：transformers 运行 {family} 时不支持 SDPA（FlashAttention-2 请用 --attention flash）</translation>
     </message>
     <message>
         <source>full recomputation</source>
@@ -369,6 +389,18 @@
     <message>
         <source>8-bit AdamW</source>
         <translation>8 位 AdamW</translation>
+    </message>
+    <message>
+        <source>LoRA adapters instead of full fine-tuning (PEFT, rank 8)</source>
+        <translation>改用 LoRA 适配器代替全参数微调（PEFT，秩 8）</translation>
+    </message>
+    <message>
+        <source>QLoRA: LoRA on a 4-bit base (bitsandbytes NF4)</source>
+        <translation>QLoRA：在 4 位基座上训练 LoRA（bitsandbytes NF4）</translation>
+    </message>
+    <message>
+        <source> + </source>
+        <translation> + </translation>
     </message>
     <message>
         <source>fits; no single change makes it faster</source>
@@ -467,12 +499,28 @@
         <translation>滑动窗口 &lt;= 序列长度：transformers 会构建显式注意力掩码</translation>
     </message>
     <message>
+        <source>LoRA as PEFT&apos;s get_peft_model: the base frozen, adapters of rank {rank} on {targets} in {dtype} ({n:,} trainable parameters), dropout {dropout:g}; the frozen base keeps no inputs for weight gradients and its backward computes data gradients only</source>
+        <translation>LoRA 按 PEFT 的 get_peft_model 计算：基座冻结，{targets} 上秩为 {rank} 的 {dtype} 适配器（{n:,} 个可训练参数），dropout {dropout:g}；冻结的基座不为权重梯度保存输入，其反向传播只计算数据梯度</translation>
+    </message>
+    <message>
+        <source>MFU of a LoRA step counts the FLOPs it runs: the forward, the base&apos;s data gradients and the adapters&apos; three passes (no weight gradients for the base)</source>
+        <translation>LoRA 步骤的 MFU 按其实际运行的 FLOPs 计算：前向、基座的数据梯度和适配器的三次计算（基座没有权重梯度）</translation>
+    </message>
+    <message>
+        <source>QLoRA: the layers&apos; linear weights as bitsandbytes Linear4bit (NF4, double quantization: {bpp:.4f} bytes per weight), dequantized to bf16 for each GEMM in forward and backward; embeddings, norms and the output layer in {bits} bits</source>
+        <translation>QLoRA：各层线性权重为 bitsandbytes Linear4bit（NF4，双重量化：每个权重 {bpp:.4f} 字节），前向和反向的每次 GEMM 都反量化为 bf16；嵌入层、归一化层和输出层为 {bits} 位</translation>
+    </message>
+    <message>
         <source>KV cache holds K and V of every layer for prompt + generated tokens (grouped-query: KV heads only; MLA: the compressed latent)</source>
         <translation>KV 缓存保存每一层提示词与生成 token 的 K 和 V（分组查询注意力：仅 KV 头；MLA：压缩后的潜向量）</translation>
     </message>
     <message>
-        <source>prefill peak as Hugging Face generate: logits for every prompt token in 16 bits</source>
-        <translation>预填充峰值按 Hugging Face generate 计算：每个提示词 token 的 logits 为 16 位</translation>
+        <source>prefill peak as a hand-written model(input_ids) loop: logits for every prompt token in 16 bits</source>
+        <translation>预填充峰值按手写的 model(input_ids) 循环计算：每个提示词 token 的 logits 为 16 位</translation>
+    </message>
+    <message>
+        <source>prefill peak as transformers 5.x model.generate(): logits of the last token only (logits_to_keep=1), one layer&apos;s intermediates for the whole prompt</source>
+        <translation>预填充峰值按 transformers 5.x 的 model.generate() 计算：只有最后一个 token 的 logits（logits_to_keep=1），以及整个提示词在一层中的中间结果</translation>
     </message>
     <message>
         <source>weights in {dtype}; embeddings, output layer and norms in 16 bits</source>
@@ -820,6 +868,377 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>Options</name>
+    <message>
+        <source>preset name (gpu-planner models) or a config.json path</source>
+        <translation>预设名称（见 gpu-planner models）或 config.json 路径</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>training, or one inference batch (serving under load: gpu-planner serve)</source>
+        <translation>训练，或单批推理（负载下的推理服务：gpu-planner serve）</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>GPU name or id (gpu-planner specs gpus)</source>
+        <translation>GPU 名称或 ID（见 gpu-planner specs gpus）</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>cloud instance id (gpu-planner specs instances)</source>
+        <translation>云实例 ID（见 gpu-planner specs instances）</translation>
+    </message>
+    <message>
+        <source>Instance</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>total GPUs (default tp*pp*cp*ep*dp)</source>
+        <translation>GPU 总数（默认 tp*pp*cp*ep*dp）</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>GPUs in one node (default: the instance&apos;s, else 8)</source>
+        <translation>每个节点的 GPU 数（默认：取实例配置，否则为 8）</translation>
+    </message>
+    <message>
+        <source>GPUs per node</source>
+        <translation>每节点 GPU 数</translation>
+    </message>
+    <message>
+        <source>sequences per GPU per forward/backward pass</source>
+        <translation>每个 GPU 每次前向/反向传播处理的序列数</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>tokens per sequence (default: the preset&apos;s context used for training)</source>
+        <translation>每条序列的 token 数（默认：预设模型训练时使用的上下文长度）</translation>
+    </message>
+    <message>
+        <source>Sequence length</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <source>sequences per optimizer step across all GPUs (default: micro-batch x dp x ep)</source>
+        <translation>所有 GPU 每个优化器步骤的序列数（默认：微批大小 x dp x ep）</translation>
+    </message>
+    <message>
+        <source>Global batch (sequences)</source>
+        <translation>全局批大小（序列）</translation>
+    </message>
+    <message>
+        <source>training budget in tokens</source>
+        <translation>以 token 计的训练预算</translation>
+    </message>
+    <message>
+        <source>Training tokens</source>
+        <translation>训练 token 数</translation>
+    </message>
+    <message>
+        <source>precision recipe (default: bf16 mixed precision the GPU supports, by framework)</source>
+        <translation>精度方案（默认：按框架选择 GPU 支持的 bf16 混合精度）</translation>
+    </message>
+    <message>
+        <source>Precision recipe</source>
+        <translation>精度方案</translation>
+    </message>
+    <message>
+        <source>optimizer (its states per parameter)</source>
+        <translation>优化器（决定每个参数的状态量）</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>PyTorch AdamW implementation (--framework pytorch): fused (Hugging Face Trainer&apos;s default on PyTorch 2.8+, torchtitan), foreach (torch.optim&apos;s default) or forloop</source>
+        <translation>PyTorch AdamW 的实现（--framework pytorch）：fused（PyTorch 2.8+ 上 Hugging Face Trainer 与 torchtitan 的默认）、foreach（torch.optim 的默认）或 forloop</translation>
+    </message>
+    <message>
+        <source>Optimizer implementation</source>
+        <translation>优化器实现</translation>
+    </message>
+    <message>
+        <source>what is trained: every weight (full), LoRA adapters on a frozen base (lora, PEFT), or LoRA on a 4-bit NF4 base (qlora, bitsandbytes)</source>
+        <translation>训练哪些参数：全部权重（full）、冻结基座上的 LoRA 适配器（lora，PEFT），或 4 位 NF4 基座上的 LoRA（qlora，bitsandbytes）</translation>
+    </message>
+    <message>
+        <source>Fine-tuning</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>LoRA rank r (default 8, PEFT&apos;s)</source>
+        <translation>LoRA 秩 r（默认 8，与 PEFT 一致）</translation>
+    </message>
+    <message>
+        <source>LoRA rank</source>
+        <translation>LoRA 秩</translation>
+    </message>
+    <message>
+        <source>modules LoRA adapts, as PEFT&apos;s target_modules: names separated by commas (q_proj,v_proj) or all-linear (default: PEFT&apos;s for the model)</source>
+        <translation>LoRA 适配的模块，即 PEFT 的 target_modules：用逗号分隔的模块名（q_proj,v_proj）或 all-linear（默认：PEFT 对该模型的默认值）</translation>
+    </message>
+    <message>
+        <source>LoRA target modules</source>
+        <translation>LoRA 目标模块</translation>
+    </message>
+    <message>
+        <source>LoRA adapter precision (default fp32: PEFT keeps adapters in fp32, autocast_adapter_dtype=True)</source>
+        <translation>LoRA 适配器精度（默认 fp32：PEFT 以 fp32 保存适配器，autocast_adapter_dtype=True）</translation>
+    </message>
+    <message>
+        <source>LoRA adapter dtype</source>
+        <translation>LoRA 适配器数据类型</translation>
+    </message>
+    <message>
+        <source>LoRA dropout probability (default 0, PEFT&apos;s)</source>
+        <translation>LoRA dropout 概率（默认 0，与 PEFT 一致）</translation>
+    </message>
+    <message>
+        <source>LoRA dropout</source>
+        <translation>LoRA dropout</translation>
+    </message>
+    <message>
+        <source>QLoRA with peft.prepare_model_for_kbit_training: fp32 embeddings, norms and output layer, gradient checkpointing on</source>
+        <translation>QLoRA 使用 peft.prepare_model_for_kbit_training：嵌入层、归一化层和输出层为 fp32，并开启梯度检查点</translation>
+    </message>
+    <message>
+        <source>prepare_model_for_kbit_training</source>
+        <translation>prepare_model_for_kbit_training</translation>
+    </message>
+    <message>
+        <source>attention kernel (default: flash for megatron, sdpa otherwise)</source>
+        <translation>注意力内核（默认：megatron 用 flash，其余用 sdpa）</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力实现</translation>
+    </message>
+    <message>
+        <source>activation recomputation</source>
+        <translation>激活重计算</translation>
+    </message>
+    <message>
+        <source>Activation recomputation</source>
+        <translation>激活重计算</translation>
+    </message>
+    <message>
+        <source>tensor-parallel degree</source>
+        <translation>张量并行度</translation>
+    </message>
+    <message>
+        <source>Tensor parallel</source>
+        <translation>张量并行</translation>
+    </message>
+    <message>
+        <source>pipeline-parallel degree</source>
+        <translation>流水线并行度</translation>
+    </message>
+    <message>
+        <source>Pipeline parallel</source>
+        <translation>流水线并行</translation>
+    </message>
+    <message>
+        <source>data-parallel degree (default: GPUs / (tp x pp x cp x ep))</source>
+        <translation>数据并行度（默认：GPU 数 / (tp x pp x cp x ep)）</translation>
+    </message>
+    <message>
+        <source>Data parallel</source>
+        <translation>数据并行</translation>
+    </message>
+    <message>
+        <source>context-parallel degree</source>
+        <translation>上下文并行度</translation>
+    </message>
+    <message>
+        <source>Context parallel</source>
+        <translation>上下文并行</translation>
+    </message>
+    <message>
+        <source>expert-parallel degree (MoE models)</source>
+        <translation>专家并行度（MoE 模型）</translation>
+    </message>
+    <message>
+        <source>Expert parallel</source>
+        <translation>专家并行</translation>
+    </message>
+    <message>
+        <source>virtual stages per rank (interleaved)</source>
+        <translation>每个进程的虚拟流水线阶段数（交错式调度）</translation>
+    </message>
+    <message>
+        <source>Virtual stages</source>
+        <translation>虚拟流水线阶段数</translation>
+    </message>
+    <message>
+        <source>ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters</source>
+        <translation>ZeRO 阶段：1 切分优化器状态，2 同时切分梯度，3 再切分参数</translation>
+    </message>
+    <message>
+        <source>ZeRO stage</source>
+        <translation>ZeRO 阶段</translation>
+    </message>
+    <message>
+        <source>Megatron sequence parallelism (needs --tp &gt; 1)</source>
+        <translation>Megatron 序列并行（需要 --tp &gt; 1）</translation>
+    </message>
+    <message>
+        <source>Sequence parallel</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>offload states to the CPU (ZeRO-Offload)</source>
+        <translation>将状态卸载到 CPU（ZeRO-Offload）</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>training framework (its buffers and overheads)</source>
+        <translation>训练框架（决定其缓冲区与开销）</translation>
+    </message>
+    <message>
+        <source>Framework</source>
+        <translation>框架</translation>
+    </message>
+    <message>
+        <source>inter-node network id (gpu-planner specs fabrics; default: the instance&apos;s, else InfiniBand NDR)</source>
+        <translation>节点间网络 ID（见 gpu-planner specs fabrics；默认：取实例配置，否则为 InfiniBand NDR）</translation>
+    </message>
+    <message>
+        <source>Network</source>
+        <translation>网络</translation>
+    </message>
+    <message>
+        <source>network adapters per node (default: the instance&apos;s, else one per GPU)</source>
+        <translation>每节点网卡数（默认：取实例配置，否则每 GPU 一块）</translation>
+    </message>
+    <message>
+        <source>NICs per node</source>
+        <translation>每节点网卡数</translation>
+    </message>
+    <message>
+        <source>override the efficiency model with this MFU</source>
+        <translation>用此 MFU 代替效率模型</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>算力利用率 (MFU)</translation>
+    </message>
+    <message>
+        <source>override: achieved TFLOP/s per GPU</source>
+        <translation>覆盖：每 GPU 实际达到的 TFLOP/s</translation>
+    </message>
+    <message>
+        <source>Achieved TFLOP/s</source>
+        <translation>实际 TFLOP/s</translation>
+    </message>
+    <message>
+        <source>e.g. reserved_1yr=0.8,on_demand=0.2</source>
+        <translation>例如 reserved_1yr=0.8,on_demand=0.2</translation>
+    </message>
+    <message>
+        <source>Price mix</source>
+        <translation>价格组合</translation>
+    </message>
+    <message>
+        <source>price basis of cost.usd (default on_demand, else the first known price)</source>
+        <translation>cost.usd 的计价方式（默认按需价格，否则取第一个已知价格）</translation>
+    </message>
+    <message>
+        <source>Price basis</source>
+        <translation>计价方式</translation>
+    </message>
+    <message>
+        <source>exchange rate for CNY prices (default 7.10)</source>
+        <translation>人民币价格的汇率（默认 7.10）</translation>
+    </message>
+    <message>
+        <source>CNY per USD</source>
+        <translation>人民币兑美元汇率</translation>
+    </message>
+    <message>
+        <source>name of a probe calibration profile (gpu-planner probe --save NAME)</source>
+        <translation>探测校准配置的名称（gpu-planner probe --save NAME）</translation>
+    </message>
+    <message>
+        <source>Calibration</source>
+        <translation>校准</translation>
+    </message>
+    <message>
+        <source>inference: concurrent sequences</source>
+        <translation>推理：并发序列数</translation>
+    </message>
+    <message>
+        <source>Concurrent sequences</source>
+        <translation>并发序列数</translation>
+    </message>
+    <message>
+        <source>inference: prompt tokens per sequence</source>
+        <translation>推理：每条序列的提示词 token 数</translation>
+    </message>
+    <message>
+        <source>Prompt length (tokens)</source>
+        <translation>提示词长度（Token 数）</translation>
+    </message>
+    <message>
+        <source>inference: generated tokens per sequence</source>
+        <translation>推理：每条序列生成的 token 数</translation>
+    </message>
+    <message>
+        <source>New tokens per request</source>
+        <translation>每个请求生成的 token 数</translation>
+    </message>
+    <message>
+        <source>inference: how the batch is run: Hugging Face model.generate() (transformers 5.x keeps the prefill&apos;s logits for the last token only) or a hand-written model(input_ids) loop (logits for every prompt token)</source>
+        <translation>推理：批次的运行方式：Hugging Face model.generate()（transformers 5.x 在预填充阶段只保留最后一个 token 的 logits）或手写的 model(input_ids) 循环（每个提示词 token 都有 logits）</translation>
+    </message>
+    <message>
+        <source>Inference API</source>
+        <translation>推理接口</translation>
+    </message>
+    <message>
+        <source>inference: weight precision</source>
+        <translation>推理：权重精度</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>inference: KV-cache precision</source>
+        <translation>推理：KV 缓存精度</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+</context>
+<context>
     <name>PlanPage</name>
     <message>
         <source>Duplicate</source>
@@ -842,10 +1261,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>无</translation>
     </message>
     <message>
-        <source>sequence parallel</source>
-        <translation>序列并行</translation>
-    </message>
-    <message>
         <source>default</source>
         <translation>默认</translation>
     </message>
@@ -856,50 +1271,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>GPU or instance</source>
         <translation>GPU 或实例</translation>
-    </message>
-    <message>
-        <source>GPUs</source>
-        <translation>GPU 数量</translation>
-    </message>
-    <message>
-        <source>GPUs per node</source>
-        <translation>每节点 GPU 数</translation>
-    </message>
-    <message>
-        <source>Tensor parallel</source>
-        <translation>张量并行</translation>
-    </message>
-    <message>
-        <source>Pipeline parallel</source>
-        <translation>流水线并行</translation>
-    </message>
-    <message>
-        <source>Context parallel</source>
-        <translation>上下文并行</translation>
-    </message>
-    <message>
-        <source>Expert parallel</source>
-        <translation>专家并行</translation>
-    </message>
-    <message>
-        <source>ZeRO stage</source>
-        <translation>ZeRO 阶段</translation>
-    </message>
-    <message>
-        <source>Pipeline schedule</source>
-        <translation>流水线调度</translation>
-    </message>
-    <message>
-        <source>Network</source>
-        <translation>网络</translation>
-    </message>
-    <message>
-        <source>NICs per node</source>
-        <translation>每节点网卡数</translation>
-    </message>
-    <message>
-        <source>Data parallel</source>
-        <translation>数据并行</translation>
     </message>
     <message>
         <source>Memory per GPU</source>
@@ -916,6 +1287,30 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>TIGHT: fits with only {head} free ({pct:.1f}%), below your {margin:g}% margin; {used} of {cap} per GPU</source>
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
+    </message>
+    <message>
+        <source>your rate</source>
+        <translation>您设定的汇率</translation>
+    </message>
+    <message>
+        <source>default rate</source>
+        <translation>默认汇率</translation>
+    </message>
+    <message>
+        <source>¥ CNY price of {date}</source>
+        <translation>¥ 人民币价格（{date}）</translation>
+    </message>
+    <message>
+        <source>$ USD price of {date}</source>
+        <translation>$ 美元价格（{date}）</translation>
+    </message>
+    <message>
+        <source>{days} days old: may be stale</source>
+        <translation>已有 {days} 天，可能已过时</translation>
+    </message>
+    <message>
+        <source>the provider publishes no price for this instance</source>
+        <translation>云厂商未公布该实例的价格</translation>
     </message>
     <message>
         <source>1-yr reserved</source>
@@ -1044,6 +1439,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>{v:,.1f} tokens/s</source>
         <translation>{v:,.1f} token/秒</translation>
+    </message>
+    <message>
+        <source>at {rate} CNY/USD ({how})</source>
+        <translation>按 {rate} 人民币/美元换算（{how}）</translation>
     </message>
     <message>
         <source>no price (choose a cloud instance)</source>
@@ -1458,6 +1857,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>成本（美元，{basis}）</translation>
     </message>
     <message>
+        <source>¥→$: the instance&apos;s price is in CNY, converted to USD at {rate} CNY per USD (the scenario&apos;s rate, else the default)</source>
+        <translation>¥→$：该实例以人民币计价，按 {rate} 人民币/美元换算为美元（场景中设定的汇率，否则为默认汇率）</translation>
+    </message>
+    <message>
         <source>tp×pp×cp×ep×dp</source>
         <translation>tp×pp×cp×ep×dp</translation>
     </message>
@@ -1700,6 +2103,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>竞价实例价格 / 小时</translation>
     </message>
     <message>
+        <source>Monthly subscription / month</source>
+        <translation>包月价格 / 月</translation>
+    </message>
+    <message>
         <source>Currency</source>
         <translation>货币</translation>
     </message>
@@ -1730,6 +2137,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
         <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
+    </message>
+    <message>
+        <source>Per instance-month of a monthly subscription, in the row&apos;s own currency; its date is in the row&apos;s details</source>
+        <translation>包月订阅的每实例每月价格，以该行自身的币种计；其日期见该行详情</translation>
     </message>
 </context>
 <context>
@@ -1904,52 +2315,12 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>自动</translation>
     </message>
     <message>
-        <source>Tokens</source>
-        <translation>Token 数</translation>
-    </message>
-    <message>
         <source>e.g. 1e12 (optional)</source>
         <translation>例如 1e12（可选）</translation>
     </message>
     <message>
-        <source>Micro-batch</source>
-        <translation>微批大小</translation>
-    </message>
-    <message>
-        <source>Sequence length</source>
-        <translation>序列长度</translation>
-    </message>
-    <message>
-        <source>Global batch</source>
-        <translation>全局批大小</translation>
-    </message>
-    <message>
-        <source>Recipe</source>
-        <translation>精度方案</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Optimizer implementation</source>
-        <translation>优化器实现</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力实现</translation>
-    </message>
-    <message>
-        <source>Recomputation</source>
-        <translation>激活重计算</translation>
-    </message>
-    <message>
-        <source>Framework</source>
-        <translation>框架</translation>
-    </message>
-    <message>
-        <source>Offload</source>
-        <translation>卸载</translation>
+        <source>PEFT&apos;s default for the model</source>
+        <translation>PEFT 对该模型的默认值</translation>
     </message>
     <message>
         <source>Target tokens/s</source>
@@ -1958,26 +2329,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>optional</source>
         <translation>可选</translation>
-    </message>
-    <message>
-        <source>Concurrent sequences</source>
-        <translation>并发序列数</translation>
-    </message>
-    <message>
-        <source>Prompt length</source>
-        <translation>提示词长度</translation>
-    </message>
-    <message>
-        <source>New tokens</source>
-        <translation>生成 token 数</translation>
-    </message>
-    <message>
-        <source>Weights</source>
-        <translation>权重</translation>
-    </message>
-    <message>
-        <source>KV cache</source>
-        <translation>KV 缓存</translation>
     </message>
     <message>
         <source>attention heads must be a multiple of key/value heads</source>

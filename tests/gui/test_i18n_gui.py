@@ -138,3 +138,58 @@ def test_nvml_messages_are_shown_in_chinese(zh_window):
     st, gpus = nvml.inventory()
     if not gpus:  # no NVIDIA GPU here: the page says why, in Chinese
         assert page.nvml_status.text() == i18n.engine_text(st.message) != str(st.message)
+
+
+def _form_rows(form):
+    """(label text, label tooltip, field) of every labelled row of a QFormLayout."""
+    from PySide6.QtWidgets import QFormLayout
+    rows = []
+    for i in range(form.rowCount()):
+        label = form.itemAt(i, QFormLayout.LabelRole)
+        field = form.itemAt(i, QFormLayout.FieldRole)
+        if label is not None and field is not None and label.widget() is not None and field.widget() is not None:
+            rows.append((label.widget().text(), label.widget().toolTip(), field.widget()))
+    return rows
+
+
+def _option_rows(win):
+    """The option-table rows of the Workload and Plan pages: {key: (label, label tooltip, field)}."""
+    from PySide6.QtWidgets import QFormLayout, QWidget
+
+    fields = {}
+    for page in (win.workload_page, win.plan_page):
+        for form in page.findChildren(QFormLayout):
+            for label, tip, field in _form_rows(form):
+                fields[id(field)] = (label, tip, field)
+    out = {}
+    for page in (win.workload_page, win.plan_page):
+        for w in page.findChildren(QWidget):
+            if w.objectName().startswith("option:") and id(w) in fields:
+                out[w.objectName()[len("option:"):]] = fields[id(w)]
+    return out
+
+
+def test_form_labels_and_tooltips_come_from_the_option_table(window):
+    """Every option field of the Workload and Plan pages is labelled with the table's label, and
+    the label and the field both show the table's help (the CLI's --help text) and flag."""
+    from planner_app.service.options import BY_KEY
+    rows = _option_rows(window)
+    # at least every training and layout field of the two pages
+    assert {"micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl", "attention",
+            "recompute", "framework", "offload", "batch", "prompt_len", "new_tokens", "weights_dtype", "kv_dtype",
+            "gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "zero", "pp_schedule", "fabric", "nics_per_node"} <= set(rows), sorted(rows)
+    for key, (label, tip, field) in rows.items():
+        opt = BY_KEY[key]
+        assert label == opt.label, key
+        assert opt.help in tip and opt.flag in tip, (key, tip)
+        assert opt.help in field.toolTip(), (key, field.toolTip())
+
+
+def test_form_labels_and_tooltips_are_chinese_in_the_chinese_ui(zh_window):
+    from planner_app.service.options import BY_KEY
+    rows = _option_rows(zh_window)
+    assert len(rows) >= 20
+    for key, (label, tip, _field) in rows.items():
+        opt = BY_KEY[key]
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in label + tip), (key, label, tip)
+        assert opt.flag in tip  # the flag stays as typed on the command line

@@ -111,7 +111,10 @@ def test_csv_one_row_per_plan(db, tmp_path, path):
                 assert float(row["usd_on_demand"]) == pytest.approx(od, rel=1e-12)
         else:
             assert float(row["decode_tokens_per_s"]) == pytest.approx(e["time"]["decode_tokens_per_s"], rel=1e-12)
-            assert float(row["usd_on_demand"]) == pytest.approx(e["cost"]["usd_per_million_tokens"], rel=1e-12)
+            per_m = e["cost"].get("usd_per_million_tokens")  # None: the provider publishes no price
+            assert (row["usd_on_demand"] == "") == (per_m is None)
+            if per_m is not None:
+                assert float(row["usd_on_demand"]) == pytest.approx(per_m, rel=1e-12)
     assert sum(int(r["recommended"]) for r in rows) == 1
 
 

@@ -36,13 +36,17 @@ MODELS = ("llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "mistral-7b", "gpt2", "
 GPUS = ("h100-sxm", "a100-sxm-80gb", "mi300x", "l40s", "v100-sxm2-32gb", "h200-sxm")
 FABRICS = (None, "ib-ndr", "roce-200")
 RECOMPUTE = ("none", "selective", "full")
+N_LORA_SCENARIOS = 16
+FINETUNE_VARIANTS = ({"finetune": "lora"}, {"finetune": "lora", "lora_rank": 64, "lora_targets": "all-linear"},
+                     {"finetune": "qlora", "lora_targets": "all-linear", "lora_dropout": 0.1},
+                     {"finetune": "lora", "lora_dtype": "bf16", "lora_targets": "q_proj,k_proj,v_proj,o_proj"})
 
 
 def _scenarios(db, rng):
     out = []
     while len(out) < N_SCENARIOS:
         fw = str(rng.choice(["pytorch", "megatron", "deepspeed"]))
-        recipes = [r for r in RECIPES if not (fw == "megatron" and r in ("fp32", "amp-bf16", "amp-fp16"))]
+        recipes = [r for r in RECIPES if not (fw == "megatron" and r in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"))]
         gpu = db.gpu(str(rng.choice(GPUS)))
         recipe = str(rng.choice(recipes))
         if recipe == "fp8" and not gpu.fp8_tflops:
@@ -54,7 +58,20 @@ def _scenarios(db, rng):
                         framework=fw, offload=str(rng.choice(["none"] * 6 + ["optimizer", "params"])),
                         gpus_per_node=int(rng.choice([1, 2, 4, 8])),
                         # every PyTorch AdamW implementation, in turn (not drawn: the draws stay as they were)
-                        optimizer_impl=OPTIMIZER_IMPLS[len(out) % len(OPTIMIZER_IMPLS)]))
+                        optimizer_impl=OPTIMIZER_IMPLS[len(out) % len(OPTIMIZER_IMPLS)], finetune={}))
+    # LoRA / QLoRA scenarios after the others (so their draws stay as they were): PyTorch, recipes
+    # PEFT trains with, each variant in turn; columns the engine refuses are skipped
+    n_full = len(out)
+    while len(out) < n_full + N_LORA_SCENARIOS:
+        s = dict(out[len(out) % n_full])
+        s.update(framework="pytorch", offload="none", optimizer=str(rng.choice(["adamw", "adamw-8bit", "sgd"])),
+                 recipe=str(rng.choice(["bf16", "bf16-autocast", "amp-bf16"])),
+                 model=db.model(str(rng.choice([m for m in MODELS if not db.model(m).is_moe]))),
+                 attention=str(rng.choice(["sdpa", "eager"])),
+                 finetune=FINETUNE_VARIANTS[(len(out) - n_full) % len(FINETUNE_VARIANTS)])
+        if s["finetune"]["finetune"] == "qlora":
+            s["recipe"] = "bf16-autocast"
+        out.append(s)
     return out
 
 
@@ -78,7 +95,8 @@ def _scalar_inputs(s, r, rng):
         gb = 0  # no global batch given: one micro-batch per step
     setup = TrainingSetup(micro_batch=r["micro_batch"], seq_len=r["seq_len"], global_batch=gb, recipe=s["recipe"],
                           optimizer=s["optimizer"], attention=s["attention"], recompute=RECOMPUTE[r["recompute"]],
-                          framework=s["framework"], offload=s["offload"], optimizer_impl=s["optimizer_impl"])
+                          framework=s["framework"], offload=s["offload"], optimizer_impl=s["optimizer_impl"],
+                          **s["finetune"])
     plan = ParallelPlan(tp=r["tp"], pp=r["pp"], dp=r["dp"], cp=r["cp"], ep=r["ep"], zero=r["zero"],
                         sequence_parallel=r["sp"], pp_schedule="interleaved" if r["interleaved"] else "1f1b",
                         vp=r["vp"], gpus_per_node=s["gpus_per_node"])
@@ -100,6 +118,7 @@ def draw(db, seed=SEED):
             except InputError:
                 continue
             rows.append((r, mem, st))
+            s["lora"] = setup.lora(s["model"])
         if rows:
             out.append((s, rows))
     return out
@@ -111,9 +130,10 @@ def vector(s, rows):
     gpus = cfg["tp"] * cfg["pp"] * cfg["cp"] * cfg["ep"] * cfg["dp"]
     peak, device, fits = memory_columns(s["model"], s["recipe"], s["optimizer"], s["attention"], s["framework"],
                                         cfg, gpus, s["hw"].gpu.capacity_bytes, DEFAULT_MIN_HEADROOM_FRACTION,
-                                        offload=s["offload"], optimizer_impl=s["optimizer_impl"])
+                                        offload=s["offload"], optimizer_impl=s["optimizer_impl"], lora=s["lora"])
     t = step_time_vec(s["model"], s["hw"], s["recipe"], s["optimizer"], s["attention"], s["framework"], cfg,
-                      offload=s["offload"], gpus_per_node=s["gpus_per_node"], optimizer_impl=s["optimizer_impl"])
+                      offload=s["offload"], gpus_per_node=s["gpus_per_node"], optimizer_impl=s["optimizer_impl"],
+                      lora=s["lora"])
     return peak, device, fits, t
 
 
@@ -155,6 +175,8 @@ def differences(db, seed=SEED):
 def test_search_equals_single_estimate(db):
     n, diffs = differences(db)
     assert n >= MIN_CONFIGS
+    lora = sum(len(rows) for s, rows in draw(db) if s.get("lora") is not None)
+    assert lora >= 100, lora  # LoRA/QLoRA columns are among those compared
     report = [f"{k}: {len(v)} of {n} differ, e.g. {v[0]}" for k, v in sorted(diffs.items())]
     assert not diffs, "\n".join(report)
 

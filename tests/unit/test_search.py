@@ -122,6 +122,13 @@ REPRO_SEARCHES = {
     "cny-and-quoted-name": ["--model", "qwen2.5-0.5b", "--tokens", "1e10", "--instance",
                             "n1-standard-8 + 1x nvidia-tesla-t4,ecs.gn7i-c8g1.2xlarge", "--max-gpus", "4",
                             "--objective", "cost", "--cny-per-usd", "6.5"],
+    # LoRA / QLoRA (issue 14): the rows carry the fine-tuning options and reproduce with them
+    "qlora-70b-prepare": ["--model", "llama-3.1-70b", "--tokens", "1e9", "--gpu", "h100-sxm,a100-sxm-80gb",
+                          "--max-gpus", "16", "--finetune", "qlora", "--lora-targets", "all-linear", "--lora-rank",
+                          "64", "--qlora-prepare"],
+    "lora-8b-bf16-adapters": ["--model", "llama-3.1-8b", "--tokens", "1e9", "--instance", "p4d.24xlarge",
+                              "--max-gpus", "8", "--finetune", "lora", "--lora-dtype", "bf16", "--lora-dropout",
+                              "0.05"],
 }
 
 

@@ -46,8 +46,24 @@ def _fits_text(e: dict, o: dict) -> str:
             "does_not_fit": QCoreApplication.translate("Compare", "NO")}[v]
 
 
-def compare_rows(results: list[dict], min_headroom_fraction: float | None = None) -> tuple[list[dict], set]:
-    """Rows = metrics, one column per plan; the best cell of each comparable row."""
+def price_source_text(db, options: dict) -> str | None:
+    """'CNY 2024-12-31 → $ at 7.10' / 'USD 2026-11-30' for a plan's instance; None for a bare GPU."""
+    from planner_app.service.pricing import price_source
+    src = price_source(db, options.get("instance"), options.get("cny_per_usd"))
+    if src is None:
+        return None
+    p = db.instance(options["instance"]).prices
+    if all(getattr(p, k) is None for k in ("on_demand", "reserved_1yr", "reserved_3yr", "spot")):
+        return QCoreApplication.translate("Compare", "no published price")
+    text = f"{src.currency} {src.date or '?'}"
+    if src.converted:
+        text += " " + QCoreApplication.translate("Compare", "→ $ at {rate}").format(rate=f"{src.cny_per_usd:.2f}")
+    return text
+
+
+def compare_rows(results: list[dict], min_headroom_fraction: float | None = None, db=None) -> tuple[list[dict], set]:
+    """Rows = metrics, one column per plan; the best cell of each comparable row; with ``db``,
+    a last row says each plan's price currency, date and CNY->USD rate."""
     rows, bold = [], set()
     for r_i, (key, label, unit, better, get) in enumerate(METRICS):
         label = QCoreApplication.translate("Compare", label)
@@ -73,6 +89,12 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
                 if v == best:
                     bold.add((len(rows), j + 1))
         rows.append(row)
+    if db is not None and results:
+        row = {"metric": QCoreApplication.translate("Compare", "Prices (currency, date)")}
+        for j, res in enumerate(results):
+            row[f"p{j}"] = price_source_text(db, res.get("options") or {})
+        if any(row[f"p{j}"] is not None for j in range(len(results))):
+            rows.append(row)
     return rows, bold
 
 
@@ -174,7 +196,7 @@ class ComparePage(RecomputeWhenVisible, QWidget):
     def _show(self, results):
         self.results = results
         names = [r["name"] for r in results]
-        rows, bold = compare_rows(results, self.min_headroom_fraction)
+        rows, bold = compare_rows(results, self.min_headroom_fraction, db=self.db)
         self.model.set_columns([Column("metric", self.tr("Metric"))] +
                                [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
         self.model.set_rows(rows, bold)

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 
 def hardware_choices(db) -> list[tuple[str, str, str]]:
+    """An instance sold in several regions (Alibaba's gn7e in cn-beijing and cn-shanghai) is
+    named ``provider:region:id`` (what ``SpecDB.instance`` resolves) and shows its region."""
     out = []
-    for r in db.records["instances"]:
+    rows = db.records["instances"]
+    seen: dict[str, int] = {}
+    for r in rows:
+        seen[r["instance_id"]] = seen.get(r["instance_id"], 0) + 1
+    for r in rows:
         price = r.get("price_on_demand_hr")
         price_txt = f", {r.get('currency', 'USD')} {price:,.2f}/h" if isinstance(price, float) and price == price else ""
-        out.append(("instance", r["instance_id"], f"{r['provider']} {r['instance_id']} "
-                                                   f"({int(r['gpu_count'])}x {r['gpu_id']}{price_txt})"))
+        ident, where = r["instance_id"], ""
+        if seen[ident] > 1:
+            ident, where = f"{r['provider']}:{r['region']}:{r['instance_id']}", f" {r['region']}"
+        out.append(("instance", ident, f"{r['provider']} {r['instance_id']}{where} "
+                                       f"({int(r['gpu_count'])}x {r['gpu_id']}{price_txt})"))
     gpus = [("gpu", r["id"], f"GPU {r['name']} ({r['memory_gb']:g} GB)") for r in db.records["gpus"]]
     return gpus + out
 

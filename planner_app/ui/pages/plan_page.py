@@ -14,7 +14,8 @@ from planner_app import units
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.ui.fields import ChoiceField, option_choice_field, option_int_field
+from planner_app.ui.fields import (ChoiceField, add_option_row, option_choice_field, option_int_field, option_label,
+                                  with_option_tooltip)
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 
@@ -138,23 +139,24 @@ class PlanPage(QWidget):
         self.gpus = option_int_field("gpus", auto=self.tr("auto"))
         self.gpus_per_node = option_int_field("gpus_per_node", auto=self.tr("auto"))
         self.axes = {a: option_int_field(a) for a in ("tp", "pp", "cp", "ep")}
-        self.zero = ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none")) for z in range(4)], 0)
-        self.sp = QCheckBox(self.tr("sequence parallel"))
+        self.zero = with_option_tooltip("zero", ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none"))
+                                                             for z in range(4)], 0))
+        self.sp = with_option_tooltip("sequence_parallel", QCheckBox(option_label("sequence_parallel")))
         self.schedule = option_choice_field("pp_schedule")
-        self.fabric = ChoiceField([(None, self.tr("default"))] +
-                                  [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"])
+        self.fabric = with_option_tooltip("fabric", ChoiceField(
+            [(None, self.tr("default"))] + [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"]))
         self.nics = option_int_field("nics_per_node", auto=self.tr("auto"))
-        rows = ((self.tr("Name"), self.name), (self.tr("GPU or instance"), self.hardware), (self.tr("GPUs"), self.gpus),
-                (self.tr("GPUs per node"), self.gpus_per_node), (self.tr("Tensor parallel"), self.axes["tp"]),
-                (self.tr("Pipeline parallel"), self.axes["pp"]), (self.tr("Context parallel"), self.axes["cp"]),
-                (self.tr("Expert parallel"), self.axes["ep"]), (self.tr("ZeRO stage"), self.zero), ("", self.sp),
-                (self.tr("Pipeline schedule"), self.schedule), (self.tr("Network"), self.fabric),
-                (self.tr("NICs per node"), self.nics))
-        for label, w in rows:
-            form.addRow(label, w)
+        form.addRow(self.tr("Name"), self.name)
+        form.addRow(self.tr("GPU or instance"), self.hardware)
+        for key, w in (("gpus", self.gpus), ("gpus_per_node", self.gpus_per_node), ("tp", self.axes["tp"]),
+                       ("pp", self.axes["pp"]), ("cp", self.axes["cp"]), ("ep", self.axes["ep"]), ("zero", self.zero)):
+            add_option_row(form, key, w)
+        form.addRow("", self.sp)
+        for key, w in (("pp_schedule", self.schedule), ("fabric", self.fabric), ("nics_per_node", self.nics)):
+            add_option_row(form, key, w)
         self.dp_label = QLabel()
         self.dp_label.setWordWrap(True)
-        form.addRow(self.tr("Data parallel"), self.dp_label)
+        form.addRow(option_label("dp"), self.dp_label)
         self.form = form
         # fields a single inference batch does not use (it runs on tp GPUs of one node)
         self.training_only = (self.gpus, self.gpus_per_node, self.axes["pp"], self.axes["cp"], self.axes["ep"],
@@ -267,9 +269,14 @@ class PlanPage(QWidget):
             kind_id = plan_hardware(p)
             i = self.hardware.findData(hw_key(*kind_id))
             if i < 0 and kind_id[1]:
-                try:  # a differently spelled GPU name: find its id
-                    g = self.db.gpu(kind_id[1]) if kind_id[0] == "gpu" else None
-                    i = self.hardware.findData(hw_key("gpu", g.id)) if g else -1
+                try:  # a differently spelled GPU name: find its id; an instance id sold in several
+                    # regions: the row the engine uses (SpecDB.instance takes the first)
+                    if kind_id[0] == "gpu":
+                        g = self.db.gpu(kind_id[1])
+                        i = self.hardware.findData(hw_key("gpu", g.id)) if g else -1
+                    else:
+                        x = self.db.instance(kind_id[1])
+                        i = self.hardware.findData(hw_key("instance", f"{x.provider}:{x.region}:{x.instance_id}"))
                 except Exception:  # noqa: BLE001 - unknown: leave the field for the user
                     i = -1
             if i >= 0:
@@ -486,10 +493,11 @@ class PlanPage(QWidget):
         n["gpu_hours"].setText(units.fmt_seconds(t["end_to_end_s"]))
         per_m = c.get("usd_per_million_tokens")
         if per_m is None:
-            n["cost"].setText(self.tr("no price (choose a cloud instance)"))
+            n["cost"].setText(self._no_price_text())
         else:
             n["cost"].setText(_lines_html([self.tr("${v:,.3f} on-demand").format(v=per_m),
-                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])]))
+                                           self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])])
+                              + self._price_html())
         # one request's latency: time to first token, then every generated token
         decode_s = t["end_to_end_s"] - t["prefill_s"]
         self.time_chart.set_title(self.tr("Latency of one request"))
@@ -498,13 +506,53 @@ class PlanPage(QWidget):
                                                           "decode_all_tokens": [decode_s]},
                                  labels=breakdown_labels())
 
+    def _price_source(self):
+        """The plan's price currency, date and exchange rate (service/pricing.py); None for a bare GPU."""
+        from planner_app import scenario
+        from planner_app.service.pricing import price_source
+        try:
+            opts = scenario.plan_options(self.doc.data, self.index)
+        except (ValueError, KeyError, IndexError):
+            return None
+        return price_source(self.db, opts.get("instance"), opts.get("cny_per_usd"))
+
+    def _price_lines(self) -> list[str]:
+        """Where the price comes from: currency and date, the rate of a converted CNY price, its age."""
+        from planner_app.service.pricing import STALE_AFTER_DAYS
+        src = self._price_source()
+        if src is None:
+            return []
+        date = src.date or "?"
+        if src.converted:  # the default rate is a fixed planning figure, not a dated market rate
+            how = self.tr("your rate") if src.rate_given else self.tr("default rate")
+            lines = [self.tr("¥ CNY price of {date}").format(date=date),
+                     self.tr("at {rate} CNY/USD ({how})").format(rate=f"{src.cny_per_usd:.2f}", how=how)]
+        else:
+            lines = [self.tr("$ USD price of {date}").format(date=date)]
+        age = src.age_days()
+        if age is not None and age > STALE_AFTER_DAYS:
+            lines.append(self.tr("{days} days old: may be stale").format(days=age))
+        return lines
+
+    def _price_html(self) -> str:
+        """The price's provenance under the cost, in smaller plain text."""
+        lines = self._price_lines()
+        if not lines:
+            return ""
+        return '<br><span style="font-size: small; font-weight: normal">' + _lines_html(lines) + "</span>"
+
+    def _no_price_text(self) -> str:
+        if self._price_source() is not None:  # an instance, but its provider publishes no price
+            return self.tr("the provider publishes no price for this instance")
+        return self.tr("no price (choose a cloud instance)")
+
     def _cost_text(self, c: dict) -> str:
         if c.get("usd") is None:
-            return self.tr("no price (choose a cloud instance)") if "gpu_hours" in c else "–"
+            return self._no_price_text() if "gpu_hours" in c else "–"
         by = c.get("usd_by_price", {})
         parts = [f"${c['usd']:,.0f} " + self.tr("on-demand")]
         if by.get("reserved_1yr"):
             parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr reserved"))
         if by.get("spot"):
             parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
-        return _lines_html(parts)
+        return _lines_html(parts) + self._price_html()

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLab
                                QTableView, QVBoxLayout, QWidget)
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.core.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
@@ -42,6 +43,8 @@ def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, dea
                          seq_len=w.get("seq_len"), global_batch=w.get("global_batch"), recipe=w.get("recipe"),
                          framework=w.get("framework"), optimizer=w.get("optimizer"), attention=w.get("attention"),
                          optimizer_impl=w.get("optimizer_impl"),
+                         **{k: w.get(k) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
+                                                  "lora_dropout", "qlora_prepare")},
                          deadline_days=deadline, budget_usd=budget, objective=objective, top=top,
                          price_basis=price_basis, cny_per_usd=sc.get("cny_per_usd"),
                          calibration=sc.get("calibration"),
@@ -172,11 +175,25 @@ class SearchPage(QWidget):
             Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
             Column("days", self.tr("Days"), fmt=lambda v: f"{v:,.1f}"),
             Column("usd", self.tr("Cost (USD, {basis})").format(basis=price_basis_labels()[basis]),
-                   fmt=lambda v: no_price if v == "" else f"{v:,.0f}"),
+                   row_fmt=lambda v, row: no_price if v == "" else ("¥→$ " if row.get("cny") else "") + f"{v:,.0f}",
+                   tip=self.tr("¥→$: the instance's price is in CNY, converted to USD at {rate} CNY per USD "
+                               "(the scenario's rate, else the default)").format(rate=f"{self._cny_rate():.2f}")),
             Column("mfu", "MFU", "%", fmt=lambda v: f"{v * 100:.1f}"),
             Column("layout", self.tr("tp×pp×cp×ep×dp")), Column("sp", self.tr("Sequence parallel")),
             Column("schedule", self.tr("Pipeline schedule")), Column("zero", "ZeRO"),
             Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation"))]
+
+    def _cny_rate(self) -> float:
+        return self.doc.data.get("cny_per_usd") or DEFAULT_CNY_PER_USD
+
+    def _is_cny(self, plan) -> bool:
+        """Whether the plan's instance is priced in CNY (its USD cost is converted)."""
+        if not plan.get("instance"):
+            return False
+        try:
+            return self.db.instance(plan["candidate"]).prices.currency != "USD"
+        except ValueError:
+            return False
 
     def _show(self, out):
         if out is None:  # cancelled
@@ -193,7 +210,8 @@ class SearchPage(QWidget):
                          "layout": f"{q['tp']}×{q['pp']}×{q['cp']}×{q['ep']}×{q['dp']}",
                          "sp": yes if q["sequence_parallel"] else no, "schedule": sched, "zero": q["zero"],
                          "mb": p["micro_batch"], "recompute": p["recompute"], "days": p["time"]["train_days"],
-                         "mfu": p["time"]["mfu"], "usd": "" if p["cost"]["usd"] is None else p["cost"]["usd"]})
+                         "mfu": p["time"]["mfu"], "usd": "" if p["cost"]["usd"] is None else p["cost"]["usd"],
+                         "cny": self._is_cny(p)})
         self.model.set_columns(self._columns(res.price_basis))
         self.model.set_rows(rows)
         self.table.resizeColumnsToContents()

@@ -35,6 +35,7 @@ SHOWN = {
                   ("price_1yr_hr", QT_TRANSLATE_NOOP("Specs", "1-yr reserved price / h")),
                   ("price_3yr_hr", QT_TRANSLATE_NOOP("Specs", "3-yr reserved price / h")),
                   ("price_spot_hr", QT_TRANSLATE_NOOP("Specs", "Spot price / h")),
+                  ("price_sub_month", QT_TRANSLATE_NOOP("Specs", "Monthly subscription / month")),
                   ("currency", QT_TRANSLATE_NOOP("Specs", "Currency")),
                   ("price_date", QT_TRANSLATE_NOOP("Specs", "Prices dated")), ("origin", QT_TRANSLATE_NOOP("Specs", "Origin"))),
     "fabrics": (("id", QT_TRANSLATE_NOOP("Specs", "ID")), ("name", QT_TRANSLATE_NOOP("Specs", "Name")),
@@ -44,7 +45,7 @@ SHOWN = {
                 ("efficiency", QT_TRANSLATE_NOOP("Specs", "Efficiency")),
                 ("retrieved", QT_TRANSLATE_NOOP("Specs", "Retrieved")), ("origin", QT_TRANSLATE_NOOP("Specs", "Origin"))),
 }
-PRICE_COLUMNS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
+PRICE_COLUMNS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "price_sub_month")
 CURRENCY_MARKS = {"USD": "$", "CNY": "¥"}
 
 
@@ -59,9 +60,12 @@ def price_text(value, row: dict) -> str:
 def columns(kind: str) -> list[Column]:
     """The table columns of ``kind`` with translated headers; prices formatted per row."""
     tip = QCoreApplication.translate("Specs", "Per instance-hour, in the row's own currency (¥ CNY, $ USD)")
+    tip_month = QCoreApplication.translate("Specs", "Per instance-month of a monthly subscription, in the row's own "
+                                                    "currency; its date is in the row's details")
     return [Column(key, QCoreApplication.translate("Specs", header),
                    row_fmt=price_text if key in PRICE_COLUMNS else None,
-                   tip=tip if key in PRICE_COLUMNS else "") for key, header in SHOWN[kind]]
+                   tip=(tip_month if key == "price_sub_month" else tip) if key in PRICE_COLUMNS else "")
+            for key, header in SHOWN[kind]]
 
 
 def _clean(v):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-                               QPushButton, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QLineEdit, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
 from planner_app.i18n import engine_text
-from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.ui.fields import ChoiceField, IntField, NumberField, option_choice_field, option_int_field
+from planner_app.core.setup import TrainingSetup
+from planner_app.service.options import BY_KEY, OPTION_DEFAULTS
+from planner_app.ui.fields import (ChoiceField, IntField, NumberField, add_option_row, option_choice_field,
+                                  option_int_field, option_label, option_number_field, with_option_tooltip)
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
         ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
@@ -87,11 +89,11 @@ class WorkloadPage(QWidget):
 
         train = QWidget()
         tf = QFormLayout(train)
-        # ranges, choices and defaults from the option table (service/options.py)
+        # labels, help, ranges, choices and defaults from the option table (service/options.py)
         self.micro_batch = option_int_field("micro_batch")
         self.seq_len = option_int_field("seq_len", value=4096)
         self.global_batch = option_int_field("global_batch", auto=self.tr("auto"))
-        self.tokens = NumberField(self.tr("Tokens"), placeholder=self.tr("e.g. 1e12 (optional)"))
+        self.tokens = option_number_field("tokens", placeholder=self.tr("e.g. 1e12 (optional)"))
         self.recipe = option_choice_field("recipe", auto=self.tr("auto"))
         self.optimizer = option_choice_field("optimizer")
         self.optimizer_impl = option_choice_field("optimizer_impl")
@@ -99,13 +101,26 @@ class WorkloadPage(QWidget):
         self.recompute = option_choice_field("recompute")
         self.framework = option_choice_field("framework")
         self.offload = option_choice_field("offload")
-        for label, w in ((self.tr("Micro-batch"), self.micro_batch), (self.tr("Sequence length"), self.seq_len),
-                         (self.tr("Global batch"), self.global_batch), (self.tr("Tokens"), self.tokens),
-                         (self.tr("Recipe"), self.recipe), (self.tr("Optimizer"), self.optimizer),
-                         (self.tr("Optimizer implementation"), self.optimizer_impl),
-                         (self.tr("Attention"), self.attention), (self.tr("Recomputation"), self.recompute),
-                         (self.tr("Framework"), self.framework), (self.tr("Offload"), self.offload)):
-            tf.addRow(label, w)
+        for key in ("micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl",
+                    "attention", "recompute", "framework", "offload"):
+            add_option_row(tf, key, getattr(self, key))
+        # fine-tuning: LoRA / QLoRA as PEFT and bitsandbytes run them (core/lora.py)
+        self.finetune = option_choice_field("finetune")
+        self.lora_rank = option_int_field("lora_rank", value=TrainingSetup.lora_rank)
+        self.lora_targets = with_option_tooltip("lora_targets", QComboBox())
+        self.lora_targets.setEditable(True)
+        self.lora_targets.addItems(["", "all-linear", "q_proj,v_proj", "q_proj,k_proj,v_proj,o_proj"])
+        self.lora_targets.lineEdit().setPlaceholderText(self.tr("PEFT's default for the model"))
+        self.lora_dtype = option_choice_field("lora_dtype")
+        opt = BY_KEY["lora_dropout"]
+        self.lora_dropout = with_option_tooltip("lora_dropout", QDoubleSpinBox())
+        self.lora_dropout.setRange(opt.minimum, opt.maximum)
+        self.lora_dropout.setDecimals(3)
+        self.lora_dropout.setSingleStep(0.05)
+        self.qlora_prepare = with_option_tooltip("qlora_prepare", QCheckBox(option_label("qlora_prepare")))
+        for key in ("finetune", "lora_rank", "lora_targets", "lora_dtype", "lora_dropout"):
+            add_option_row(tf, key, getattr(self, key))
+        tf.addRow("", self.qlora_prepare)
         self.stack.addWidget(train)
 
         infer = QWidget()
@@ -115,11 +130,12 @@ class WorkloadPage(QWidget):
         self.new_tokens = option_int_field("new_tokens")
         self.weights_dtype = option_choice_field("weights_dtype")
         self.kv_dtype = option_choice_field("kv_dtype")
+        self.inference_api = option_choice_field("inference_api")
+        for key in ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype"):
+            add_option_row(inf, key, getattr(self, key))
+        # the scenario's own target (not an estimate option)
         self.target = NumberField(self.tr("Target tokens/s"), placeholder=self.tr("optional"))
-        for label, w in ((self.tr("Concurrent sequences"), self.batch), (self.tr("Prompt length"), self.prompt_len),
-                         (self.tr("New tokens"), self.new_tokens), (self.tr("Weights"), self.weights_dtype),
-                         (self.tr("KV cache"), self.kv_dtype), (self.tr("Target tokens/s"), self.target)):
-            inf.addRow(label, w)
+        inf.addRow(self.tr("Target tokens/s"), self.target)
         self.stack.addWidget(infer)
 
         self.model_combo.currentIndexChanged.connect(self._preset_chosen)
@@ -127,8 +143,13 @@ class WorkloadPage(QWidget):
         for w in (self.micro_batch, self.seq_len, self.global_batch, self.batch, self.prompt_len, self.new_tokens):
             w.valueChanged.connect(self._edited)
         for w in (self.recipe, self.optimizer, self.optimizer_impl, self.attention, self.recompute, self.framework,
-                  self.offload, self.weights_dtype, self.kv_dtype):
+                  self.offload, self.weights_dtype, self.kv_dtype, self.finetune, self.lora_dtype, self.inference_api):
             w.currentIndexChanged.connect(self._edited)
+        self.lora_rank.valueChanged.connect(self._edited)
+        self.lora_dropout.valueChanged.connect(self._edited)
+        self.lora_targets.lineEdit().editingFinished.connect(self._edited)
+        self.lora_targets.activated.connect(self._edited)
+        self.qlora_prepare.toggled.connect(self._edited)
         self.tokens.value_changed.connect(self._edited)
         self.target.value_changed.connect(self._edited)
         doc.changed.connect(self._doc_changed)
@@ -184,6 +205,14 @@ class WorkloadPage(QWidget):
                 field.set_value(w.get(key, d[key]))
             for key, field in (("batch", self.batch), ("prompt_len", self.prompt_len), ("new_tokens", self.new_tokens)):
                 field.setValue(int(w.get(key, d[key])))
+            self.inference_api.set_value(w.get("inference_api") or d["inference_api"])
+            self.finetune.set_value(w.get("finetune") or d["finetune"])
+            self.lora_rank.setValue(int(w.get("lora_rank") or TrainingSetup.lora_rank))
+            self.lora_targets.setEditText(w.get("lora_targets") or "")
+            self.lora_dtype.set_value(w.get("lora_dtype") or TrainingSetup.lora_dtype)
+            self.lora_dropout.setValue(float(w.get("lora_dropout") or 0.0))
+            self.qlora_prepare.setChecked(bool(w.get("qlora_prepare")))
+            self._enable_lora_fields()
             self.target.set_value(w.get("target_tokens_per_s"))
             self._load_meta()
         finally:
@@ -229,6 +258,8 @@ class WorkloadPage(QWidget):
         if changes.get("hidden") and changes.get("heads") and changes["hidden"] % changes["heads"]:
             self.error.setText(self.tr("hidden size must be a multiple of attention heads"))
             return
+        if changes.get("layers") and changes["layers"] != self._base_model.layers:
+            changes.update(self._base_model.layer_count_changes(changes["layers"]))
         try:
             m = replace(self._base_model, **changes)
             cfg = model_to_hf_config(m)
@@ -264,9 +295,30 @@ class WorkloadPage(QWidget):
         if path:
             self.import_config(path)
 
+    def _enable_lora_fields(self):
+        lora = self.finetune.value() != "full"
+        for w in (self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout):
+            w.setEnabled(lora)
+        self.qlora_prepare.setEnabled(self.finetune.value() == "qlora")
+
+    def _lora_values(self, training: bool) -> dict:
+        """The scenario's fine-tuning keys: unset (None) unless LoRA/QLoRA is chosen, and then only
+        what differs from PEFT's defaults."""
+        ft = self.finetune.value() if training else "full"
+        lora = ft != "full"
+        targets = self.lora_targets.currentText().strip()
+        return {"finetune": ft if lora else None,
+                "lora_rank": self.lora_rank.value() if lora else None,
+                "lora_targets": targets if lora and targets else None,
+                "lora_dtype": self.lora_dtype.value() if lora and self.lora_dtype.value() != TrainingSetup.lora_dtype
+                else None,
+                "lora_dropout": self.lora_dropout.value() if lora and self.lora_dropout.value() > 0 else None,
+                "qlora_prepare": True if ft == "qlora" and self.qlora_prepare.isChecked() else None}
+
     def _edited(self):
         if self._loading:
             return
+        self._enable_lora_fields()
         mode = self.mode.value()
         self.stack.setCurrentIndex(0 if mode == "training" else 1)
         self.doc.update_workload(
@@ -281,4 +333,7 @@ class WorkloadPage(QWidget):
             new_tokens=self.new_tokens.value() if mode == "inference" else None,
             weights_dtype=self.weights_dtype.value() if mode == "inference" else None,
             kv_dtype=self.kv_dtype.value() if mode == "inference" else None,
-            target_tokens_per_s=self.target.value() if mode == "inference" else None)
+            inference_api=self.inference_api.value() if mode == "inference" and
+            self.inference_api.value() != OPTION_DEFAULTS["inference_api"] else None,
+            target_tokens_per_s=self.target.value() if mode == "inference" else None,
+            **self._lora_values(mode == "training"))

@@ -1,0 +1,84 @@
+"""LoRA and QLoRA chosen on the Workload page with its own widgets: the Plan page shows what
+``gpu-planner estimate`` gives for the scenario's options, the LoRA fields follow the choice,
+and the scenario round-trips."""
+import contextlib
+import io
+import json
+
+from PySide6.QtCore import Qt
+
+from planner_app import scenario
+from planner_app.cli import main
+
+
+def _cli(options: dict) -> dict:
+    argv = ["estimate", "--json"]
+    for k, v in options.items():
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            argv.append(flag)
+        elif v not in (None, False):
+            argv += [flag, str(v)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return json.loads(out.getvalue())
+
+
+def _pick(combo, value):
+    combo.setCurrentIndex(combo.findData(value))
+    assert combo.currentData() == value
+
+
+def test_qlora_on_the_workload_page_gives_the_cli_estimate(window, qtbot):
+    wp, pp = window.workload_page, window.plan_page
+    window.nav.setCurrentRow(0)
+    _pick(wp.model_combo, "llama-2-7b")
+    _pick(wp.framework, "pytorch")
+    _pick(wp.recipe, None)  # auto
+    _pick(wp.recompute, "none")
+    wp.global_batch.setValue(wp.global_batch.minimum())  # auto
+    wp.micro_batch.setValue(2)
+    wp.seq_len.setValue(2048)
+    assert not wp.lora_rank.isEnabled() and not wp.qlora_prepare.isEnabled()  # full fine-tuning
+    wp.finetune.setCurrentIndex(wp.finetune.findData("qlora"))
+    assert wp.lora_rank.isEnabled() and wp.qlora_prepare.isEnabled()
+    wp.lora_rank.setValue(32)
+    wp.lora_targets.setEditText("all-linear")
+    wp.lora_targets.lineEdit().editingFinished.emit()
+    qtbot.mouseClick(wp.qlora_prepare, Qt.LeftButton)
+    w = window.doc.data["workload"]
+    assert (w["finetune"], w["lora_rank"], w["lora_targets"], w["qlora_prepare"]) == ("qlora", 32, "all-linear", True)
+    qtbot.waitUntil(lambda: (pp.last_estimate or {}).get("setup", {}).get("finetune") == "qlora"
+                    and pp.last_estimate["setup"]["lora_rank"] == 32 and pp.last_estimate["setup"]["qlora_prepare"],
+                    timeout=20000)
+    gui = pp.last_estimate
+    cli = _cli(scenario.plan_options(window.doc.data, pp.plan_combo.currentIndex()))
+    assert gui["params"]["trainable"] == cli["params"]["trainable"] == 32 * 32 * (4 * 8192 + 3 * 15104)
+    assert gui["memory"]["peak_bytes"] == cli["memory"]["peak_bytes"]
+    assert gui["time"]["step_s"] == cli["time"]["step_s"]
+    assert gui["setup"]["recompute"] == "full"  # prepare_model_for_kbit_training turns checkpointing on
+
+    # back to full fine-tuning: the LoRA keys leave the scenario, the fields are disabled
+    wp.finetune.setCurrentIndex(wp.finetune.findData("full"))
+    assert not any(k in window.doc.data["workload"] for k in ("finetune", "lora_rank", "lora_targets",
+                                                                "qlora_prepare"))
+    assert not wp.lora_rank.isEnabled()
+
+
+def test_lora_scenario_round_trips_through_a_file(window, tmp_path):
+    wp = window.workload_page
+    _pick(wp.model_combo, "llama-3.2-1b")
+    _pick(wp.framework, "pytorch")
+    _pick(wp.recipe, None)
+    wp.finetune.setCurrentIndex(wp.finetune.findData("lora"))
+    wp.lora_dtype.setCurrentIndex(wp.lora_dtype.findData("bf16"))
+    wp.lora_dropout.setValue(0.05)
+    path = tmp_path / "lora.json"
+    scenario.save(window.doc.data, str(path))
+    back = scenario.load(str(path))["workload"]
+    assert (back["finetune"], back["lora_dtype"], back["lora_dropout"]) == ("lora", "bf16", 0.05)
+    window.doc.update_workload(finetune=None, lora_dtype=None, lora_dropout=None, lora_rank=None)
+    window.doc.data["workload"].update(back)
+    window.doc.changed.emit("all")
+    assert wp.finetune.value() == "lora" and wp.lora_dtype.value() == "bf16" and abs(wp.lora_dropout.value() - 0.05) < 1e-9
