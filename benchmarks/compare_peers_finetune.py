@@ -75,6 +75,23 @@ def _dense_params(case: dict) -> int:
     return case["params"]
 
 
+def load_generate_cases() -> list[dict]:
+    """The Hugging Face generate() runs (bf16 weights and KV cache, SDPA, greedy)."""
+    with open(os.path.join(DATA, "finetune_runs_h200.json"), encoding="utf-8") as f:
+        plain = json.load(f)["cases"]
+    out = []
+    for case in plain:
+        if not case["name"].startswith("generate"):
+            continue
+        opts, why = options_for(case)
+        with open(os.path.join(CONFIGS, case["config"] + ".json"), encoding="utf-8") as f:
+            hf = json.load(f)
+        out.append({"name": case["name"], "hf": hf, "opts": opts, "why_not_ours": why, "measured": case["peak_bytes"],
+                    "batch": case["batch"], "prompt": case["prompt_len"], "new": case["new_tokens"],
+                    "cache": bool(case.get("use_cache")), "params": case.get("weights_bytes", 0) // 2})
+    return out
+
+
 def load_cases() -> list[dict]:
     """Training cases of both files, normalised; generate() cases are inference and left out."""
     out = []
@@ -310,6 +327,84 @@ def run_vramcalc(c: dict):
     return r.total, r.total, notes
 
 
+# generate(): the same peers' inference estimates (ftuneai has none)
+
+def infer_llm_analysis(c: dict):
+    """LLMAnalysis.inference(); peak = weights + max(prefill activations, KV cache + decode activations),
+    the two fits its inference() checks."""
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.CRITICAL)
+    from llm_analysis.analysis import LLMAnalysis
+    from llm_analysis.config import GPUConfig, ModelConfig, ParallelismConfig, get_dtype_config_by_name
+
+    s, hf = shape(c["hf"]), c["hf"]
+    try:
+        mc = ModelConfig(name=c["name"], num_layers=s["layers"], n_head=s["heads"], hidden_dim=s["h"],
+                         vocab_size=s["vocab"], max_seq_len=c["prompt"] + c["new"], num_key_value_heads=s["kv"],
+                         ffn_embed_dim=s["ffn"], model_type=hf["model_type"])
+    except AssertionError as e:
+        raise CannotExpress(f"rejects the shape ({str(e)[:70]})") from None
+    gpu = GPUConfig(name="h200", mem_per_GPU_in_GB=141, hbm_bandwidth_in_GB_per_sec=4800,
+                    intra_node_bandwidth_in_GB_per_sec=450, intra_node_min_message_latency=8e-6,
+                    peak_fp16_TFLOPS=989, peak_i8_TFLOPS=1979, peak_i4_TFLOPS=1979,
+                    inter_node_bandwidth_in_GB_per_sec=50)
+    la = LLMAnalysis(mc, gpu, get_dtype_config_by_name("w16a16e16"), ParallelismConfig(tp_size=1, pp_size=1, dp_size=1))
+    r = la.inference(batch_size_per_gpu=c["batch"], seq_len=c["prompt"], num_tokens_to_generate=c["new"],
+                     use_kv_cache=c["cache"], layernorm_dtype_bytes=2, kv_cache_dtype_bytes=2)
+    peak = r["weight_memory_per_gpu"] + max(r["prefill_activation_memory_per_gpu"],
+                                           r["kv_cache_memory_per_gpu"] + r["decode_activation_memory_per_gpu"])
+    return peak, peak, [] if c["cache"] else ["no-cache generate() as its use_kv_cache=False"]
+
+
+def _need_cache(c: dict):
+    if not c["cache"]:
+        raise CannotExpress("no generate() without a KV cache")
+
+
+def infer_llmcalculator(c: dict):
+    """estimate(..., workloads.INFERENCE, quant_name='bf16', context=prompt + new)."""
+    from llmcalculator import workloads
+    from llmcalculator.estimate import estimate
+    from llmcalculator.hardware.base import CPU, Accelerator, HardwareProfile
+    from llmcalculator.models.catalog import _spec_from_config
+
+    _need_cache(c)
+    spec = _spec_from_config(c["name"], c["hf"])
+    hw = HardwareProfile(cpu=CPU("cpu", 16, 16), ram_bytes=128 * GIB,
+                         accelerators=[Accelerator("H200", "nvidia", H200_BYTES, 4800, 989, False, "9.0")])
+    r = estimate(spec, hw, workloads.INFERENCE, quant_name="bf16", context=c["prompt"] + c["new"], batch=c["batch"],
+                 device="gpu", kv_quant="bf16")
+    return r.breakdown.total, r.breakdown.total - workloads.INFERENCE.overhead_bytes, [
+        "activations: llama.cpp-style compute buffer, no logits"]
+
+
+def infer_memguard(c: dict):
+    """estimate_inference_memory(ModelSpec, batch, seq_length=prompt + new), MiB."""
+    from memory_guard.estimator import ModelSpec, estimate_inference_memory
+
+    _need_cache(c)
+    s = shape(c["hf"])
+    ms = ModelSpec(params=c["params"], hidden_dim=s["h"], num_heads=s["heads"], num_kv_heads=s["kv"],
+                   num_layers=s["layers"], intermediate_dim=s["ffn"], bits=16)
+    r = estimate_inference_memory(model=ms, batch_size=c["batch"], seq_length=c["prompt"] + c["new"])
+    notes = ["head_dim = hidden / heads"] if c["hf"].get("head_dim") not in (None, s["h"] // s["heads"]) else []
+    # overhead: subtotal x OVERHEAD_RATIO_INFERENCE (0.15) + FIXED_OVERHEAD_MB (memory_guard/estimator.py)
+    return r.total_mb * MIB, (r.total_mb - r.overhead_mb) * MIB, notes + ["activations one hidden vector per token, no logits"]
+
+
+def infer_vramcalc(c: dict):
+    """estimate(config, mode='inference', dtype='bf16', seq_len=prompt + new, attn_impl='sdpa').total."""
+    from vramcalc.estimate import estimate
+
+    _need_cache(c)
+    r = estimate(c["hf"], mode="inference", dtype="bf16", batch=c["batch"], seq_len=c["prompt"] + c["new"],
+                 attn_impl="sdpa")
+    return r.total, r.total, ["logits for every prompt token (a forward pass, not generate())"]
+
+
+INFER_RUNNERS = {"llm-analysis": infer_llm_analysis, "llmcalculator": infer_llmcalculator,
+                 "ml-memguard": infer_memguard, "vramcalc": infer_vramcalc}
+
 RUNNERS = {"llm-analysis": run_llm_analysis, "ftuneai": run_ftuneai, "llmcalculator": run_llmcalculator,
            "ml-memguard": run_memguard, "vramcalc": run_vramcalc}
 IMPORTS = {"llm-analysis": "llm_analysis", "ftuneai": "ftuneai", "llmcalculator": "llmcalculator",
@@ -389,7 +484,7 @@ def main() -> int:
           + (f"; not installed: {', '.join(p for p in PEERS if p not in found)}" if len(found) < len(PEERS) else "")
           + f". Ours: gpu-planner estimate --json ({planner_python()}).")
     print()
-    print(f"{len(cases)} training cases (generate() runs are inference and left out). GB = 1e9 bytes; "
+    print(f"{len(cases)} training cases; the generate() runs are at the end. GB = 1e9 bytes; "
           "error = estimate / measured - 1.")
     print()
     print("### Tensor memory (comparable to max_memory_allocated)")
@@ -454,7 +549,52 @@ def main() -> int:
         print(f"| {p} {found[p]} | {len(got)} | {statistics.median(t):.1%}, {max(t):.1%} | "
               f"{statistics.median(a):.1%}, {max(a):.1%} | {statistics.median(o):.1%}, {max(o):.1%}"
               + ("" if len(o) == len(got) else f" ({len(o)} of them)") + " |")
+    print()
+    generate_section(found)
     return 0
+
+
+def generate_section(found: dict) -> None:
+    cases = load_generate_cases()
+    our = ours(cases)
+    peers = [p for p in found if p in INFER_RUNNERS]
+    res = {}
+    for c in cases:
+        for p in peers:
+            try:
+                res[c["name"], p] = INFER_RUNNERS[p](c)
+            except CannotExpress as e:
+                res[c["name"], p] = str(e)
+    print("## generate() runs (inference)")
+    print()
+    print(f"{len(cases)} Hugging Face generate() runs (bf16, SDPA, greedy, 64 new tokens; peers get context = prompt + "
+          "new tokens). Cells: tensor memory (overhead removed as above), then the peer's own total where it "
+          "differs. ftuneai has no inference estimate.")
+    print()
+    print("| case | measured GB | ours | " + " | ".join(peers) + " |")
+    print("|---|---:|---:|" + "---:|" * len(peers))
+    notes = {}
+    for c in cases:
+        cells = []
+        for p in peers:
+            r = res[c["name"], p]
+            if isinstance(r, str):
+                cells.append("—")
+                notes.setdefault(p, set()).add("cannot: " + r)
+                continue
+            cell = _cell(r[1], c["measured"])
+            if r[0] != r[1]:
+                cell += f"; own total {_cell(r[0], c['measured'])}"
+            cells.append(cell)
+            notes.setdefault(p, set()).update(r[2])
+        o = our[c["name"]]
+        print(f"| {c['name']} | {c['measured'] / 1e9:.2f} | "
+              + (_cell(o, c["measured"]) if o is not None else "—") + " | " + " | ".join(cells) + " |")
+    print()
+    why = sorted({c["why_not_ours"] for c in cases if our[c["name"]] is None})
+    print(f"- ours: {'; '.join('cannot: ' + w for w in why) or 'all'}")
+    for p in peers:
+        print(f"- {p}: {'; '.join(sorted(notes.get(p, ())))}")
 
 
 if __name__ == "__main__":
