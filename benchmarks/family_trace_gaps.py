@@ -69,7 +69,8 @@ def main():
     measured, rows = cases()
     print(f"one layer's saved activations, bytes per token: measured on {measured['device']} "
           f"(transformers {measured['transformers']}, bf16, micro-batch 1) against the engine")
-    print(f"{'case':16s} {'attn':5s} {'seq':>5s} {'measured':>10s} {'engine':>10s} {'error':>7s}  what the trace models")
+    print(f"{'case':16s} {'attn':5s} {'seq':>5s} {'measured':>10s} {'engine':>10s} {'error':>7s}  "
+          "what the trace models")
     for name, r, engine in rows:
         meas = r["layer_saved_bytes_per_token"]
         print(f"{name:16s} {r['attention']:5s} {r['seq_len']:5d} {meas:10,.0f} {engine:10,.0f} "

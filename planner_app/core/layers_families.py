@@ -134,7 +134,8 @@ def _eager(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, mask: bool, name: s
 def attention_core(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, head_major: bool, name="attn") -> T:
     """The attention kernel of a family's layer: eager, SDPA's math path (Falcon-7B), or SDPA's
     flash / memory-efficient kernels (with a mask: K/V repeated for grouped-query attention; the
-    mask, made once per forward, is counted by activations.model_profiles); ``head_major``: q is contiguous head-major, so the output is copied back."""
+    mask, made once per forward, is counted by activations.model_profiles); ``head_major``: q is
+    contiguous head-major, so the output is copied back."""
     mask = _needs_mask(m, spec)
     if spec.attention == "eager":
         return _eager(o, m, spec, q, k, v, mask, name)
