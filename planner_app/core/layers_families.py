@@ -389,14 +389,18 @@ def family_layer(m, spec: HFLayerSpec, moe_layer: bool):
 
 
 def family_head(m, spec: HFLayerSpec):
-    """Final norm (Gemma/OLMo-2 multiply in fp32; LayerNorm for GPT-NeoX/Falcon), ``lm_head``,
-    Gemma 2's final soft-cap (modeling_gemma2.py: logits / cap, tanh (saves its output), x cap),
+    """Final norm (Gemma/OLMo-2/gpt-oss multiply in fp32; LayerNorm for GPT-NeoX/Falcon), ``lm_head``,
+    Granite's logits scaling, Gemma 2's final soft-cap (modeling_gemma2.py: logits / cap, tanh (saves its output), x cap),
     and the loss (logits.float(), cross-entropy)."""
     o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")
     xn = norm(o, m, x, "ln_f" if m.norm == "layernorm" else "norm")
     logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head", adaptable=False)
+    if m.family == "granite":  # modeling_granite.py: logits / config.logits_scaling (a new tensor, nothing saved)
+        scaled = o.new(m.vocab, logits.nbytes, TP, "logits_scaling")
+        o.tr.op("logits_scaling", [logits], [scaled])
+        logits = scaled
     if m.final_softcap:
         d = o.new(m.vocab, logits.nbytes, TP, "softcap_div")
         o.tr.op("softcap_div", [logits], [d])

@@ -160,8 +160,9 @@ def _target_names(model, targets: str, names: list) -> set:
     if not text:
         default = PEFT_DEFAULT_TARGETS.get(model.family or ARCH_MODEL_TYPES.get(model.arch, ""))
         if default is None:
+            other = "" if model.is_moe else f" or use {ALL_LINEAR}"  # all-linear is refused on MoE (above)
             raise InputError("lora_targets", f"PEFT has no default target modules for {model.name}; name them "
-                                             f"(its linear modules: {', '.join(names)}) or use {ALL_LINEAR}")
+                                             f"(its linear modules: {', '.join(names)}){other}")
         return set(default)
     wanted = {t.strip() for t in text.split(",") if t.strip()}
     unknown = sorted(wanted - set(names))
