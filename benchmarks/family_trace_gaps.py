@@ -29,7 +29,8 @@ MODELLED = {
     "llama-3.2-1b": "the Llama trace itself (control; unchanged, the golden file's)",
     "qwen3-0.6b": "q_norm/k_norm over head_dim: rsqrt per head",
     "qwen3-30b-a3b": "per-head QK-norm; router softmax over every expert in fp32",
-    "gemma-3-1b": "4 Gemma norms multiplying by (1 + w) in fp32, Gemma per-head QK-norm",
+    "gemma-3-1b": "4 Gemma norms multiplying by (1 + w) in fp32, Gemma per-head QK-norm; the window's mask "
+                  "bias kept per layer",
     "gemma-2-2b": "4 Gemma norms; eager soft-cap (tanh saves its output)",
     "gemma-7b": "Gemma norms multiplying in fp32",
     "glm-4-9b-0414": "sandwich post-norms; fused gate_up_proj; partial rotary's cat (output copied)",
@@ -42,7 +43,8 @@ MODELLED = {
     "falcon-7b": "one shared LayerNorm; q/k/v copies; multi-query SDPA on the math path (fp32 scores)",
     "falcon-7b-eager": "one shared LayerNorm; q/k/v copies; bf16 softmax, k/v broadcast by matmul",
     "falcon-40b": "two LayerNorms; K/V broadcast to every head and copied",
-    "phi-3-mini-4k": "fused qkv_proj (v's view keeps q and k alive), gate_up_proj; cat rotary (output copied)",
+    "phi-3-mini-4k": "fused qkv_proj (v's view keeps q and k alive), gate_up_proj; cat rotary (output copied); "
+                     "mask bias (s = window: transformers 5.17 seems to build no mask here)",
 }
 
 
