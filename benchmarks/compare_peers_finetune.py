@@ -47,15 +47,21 @@ from peer_calculators import IMPORTS, INFER_RUNNERS, PEERS, RUNNERS, CannotExpre
 # ---------------------------------------------------------------- cases
 
 def _targets(lora: dict | None) -> str | None:
-    """'qv', 'qkvo' or 'all-linear' for a PEFT target_modules value."""
+    """'qv', 'qkvo' or 'all-linear' for a PEFT target_modules value; Phi-3's fused qkv_proj counts
+    as q, k and v (the peers name the attention projections separately)."""
     if not lora:
         return None
     t = lora["target_modules"]
+    if t is None:  # PEFT's default for the model type: q_proj and v_proj for the Llama-like ones measured
+        return "qv"
     if isinstance(t, str):
         return t
+    t = set(t)
+    if "qkv_proj" in t:
+        t = (t - {"qkv_proj"}) | {"q_proj", "k_proj", "v_proj"}
     short = "".join(m[0] for m in ("q_proj", "k_proj", "v_proj", "o_proj") if m in t)
-    if set(t) - {"q_proj", "k_proj", "v_proj", "o_proj"}:
-        raise ValueError(f"unexpected target_modules {t}")
+    if t - {"q_proj", "k_proj", "v_proj", "o_proj"}:
+        raise ValueError(f"unexpected target_modules {sorted(t)}")
     return short
 
 
@@ -76,8 +82,11 @@ def load_generate_cases() -> list[dict]:
         if not case["name"].startswith("generate"):
             continue
         opts, why = options_for(case)
-        with open(os.path.join(CONFIGS, case["config"] + ".json"), encoding="utf-8") as f:
-            hf = json.load(f)
+        if case.get("config_dict"):  # a shape given inline (real widths, fewer layers)
+            hf = dict(case["config_dict"])
+        else:
+            with open(os.path.join(CONFIGS, case["config"] + ".json"), encoding="utf-8") as f:
+                hf = json.load(f)
         out.append({"name": case["name"], "hf": hf, "opts": opts, "why_not_ours": why, "measured": case["peak_bytes"],
                     "batch": case["batch"], "prompt": case["prompt_len"], "new": case["new_tokens"],
                     "cache": bool(case.get("use_cache")), "params": case.get("weights_bytes", 0) // 2})
@@ -95,8 +104,11 @@ def load_cases() -> list[dict]:
         if case["name"].startswith("generate"):
             continue
         opts, why = trainer_options_for(case) if is_trainer else options_for(case)
-        with open(os.path.join(CONFIGS, case["config"] + ".json"), encoding="utf-8") as f:
-            hf = json.load(f)
+        if case.get("config_dict"):  # a shape given inline (real widths, fewer layers)
+            hf = dict(case["config_dict"])
+        else:
+            with open(os.path.join(CONFIGS, case["config"] + ".json"), encoding="utf-8") as f:
+                hf = json.load(f)
         lora = case.get("lora")
         out.append({
             "name": case["name"], "hf": hf, "opts": opts, "why_not_ours": why, "measured": case["peak_bytes"],
