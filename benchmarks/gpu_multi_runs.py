@@ -519,7 +519,7 @@ def main(argv=None):
         os.replace(tmp, args.out)
 
     for case in cases:
-        settings = {k: v for k, v in case.items()}
+        settings = dict(case, micro_batch=args.micro_batch or case["micro_batch"], seq_len=args.seq_len or case["seq_len"])
         if case.get("mesh") == "hybrid":
             settings["hsdp_replicate"] = args.hsdp_replicate
         if time.time() - t_start > args.budget_s:
