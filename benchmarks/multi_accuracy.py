@@ -4,6 +4,7 @@ engine's peak memory, step time and exposed communication next to the measured o
 
     python benchmarks/multi_accuracy.py tests/data/multi_runs_h200x2.json [more.json ...]
     python benchmarks/multi_accuracy.py r.json --json       # rows as JSON (for tests and tools)
+    python benchmarks/multi_accuracy.py --predict 2 4 8      # the engine's numbers before any run
 
 How a measured case maps to estimate options (``options_for``):
 - every case: the case's ``config.json``, ``--gpu h200-sxm``, ``--gpus W --gpus-per-node W`` (one
@@ -42,6 +43,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
 GPU = "h200-sxm"
 COMM_TERMS = ("tensor_parallel_comm", "expert_parallel_comm", "context_parallel_comm", "pipeline_p2p",
@@ -162,6 +164,28 @@ def rows_for(data: dict, db) -> list[dict]:
     return rows
 
 
+def predictions(world: int, db, hsdp_replicate: int = 0) -> list[dict]:
+    """The engine's numbers for every case of benchmarks/gpu_multi_runs.py at ``world`` GPUs, before
+    any measurement (what a run should be compared with)."""
+    import gpu_multi_runs
+    from planner_app.core.states import CUBLAS_WORKSPACE_BYTES
+    from planner_app.service.estimate import estimate_from_options
+
+    replicate = hsdp_replicate or (2 if world >= 4 else 1)  # gpu_multi_runs.py's default
+    info, out = {"world_size": world, "device": "cuda", "overrides": {}}, []
+    for c in gpu_multi_runs.CASES:
+        case = dict(c, ranks=[{}], hsdp_replicate=replicate if c.get("mesh") == "hybrid" else None)
+        opts, note = options_for(case, info)
+        est = estimate_from_options(opts, db)
+        bd = est["time"]["breakdown_s"]
+        out.append({"name": c["name"], "world_size": world, "note": note, "command": command_line(opts),
+                    "peak_bytes": est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES,
+                    "step_ms": est["time"]["step_s"] * 1e3,
+                    "exposed_comm_ms": sum(bd.get(k, 0.0) for k in COMM_TERMS) * 1e3,
+                    "fits": est["memory"]["fits"]})
+    return out
+
+
 def fmt_gb(x):
     return "-" if x is None else f"{x / 1e9:.2f}"
 
@@ -197,13 +221,26 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="JSON files written by benchmarks/gpu_multi_runs.py")
+    ap.add_argument("runs", nargs="*", help="JSON files written by benchmarks/gpu_multi_runs.py")
+    ap.add_argument("--predict", type=int, nargs="*", metavar="GPUS",
+                    help="print the engine's numbers for every case at these GPU counts (no measurement needed)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     ap.add_argument("--commands", action="store_true", help="also print each case's estimate command")
     args = ap.parse_args(argv)
     from planner_app.service.catalog import open_catalog
 
     db = open_catalog()
+    if args.predict:
+        print("| case | GPUs | estimate GB | estimate ms | exposed comm ms | fits | command |")
+        print("|---|---:|---:|---:|---:|---|---|")
+        for w in args.predict:
+            for p in predictions(w, db):
+                print(f"| {p['name']} | {w} | {p['peak_bytes'] / 1e9:.2f} | {p['step_ms']:.1f} | "
+                      f"{p['exposed_comm_ms']:.1f} | {p['fits']} | `{p['command']}` |")
+        if not args.runs:
+            return 0
+    if not args.runs:
+        ap.error("give run files or --predict")
     rows = []
     for path in args.runs:
         with open(path, encoding="utf-8") as f:

@@ -21,7 +21,8 @@ WORLD = 2
 # A tiny Llama: dimensions divisible by the world size, so that every shard is exact.
 TINY = {"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
         "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256}
-CASES = ["ddp-1b", "fsdp2-full-1b", "fsdp2-hybrid-1b", "fsdp2-full-offload-1b", "tp-7b", "tp-sp-7b", "ds-zero3-1b"]
+CASES = ["ddp-1b", "fsdp2-full-1b", "fsdp2-hybrid-1b", "fsdp2-full-offload-1b", "tp-7b", "tp-sp-7b", "ds-zero1-1b",
+         "ds-zero3-1b"]
 STEPS, WARMUP = 2, 1
 
 
@@ -40,7 +41,8 @@ def run(tmp_path_factory):
            "--device", "cpu", "--out", str(out), "--cases", ",".join(CASES), "--override", override,
            "--micro-batch", "2", "--seq-len", "32", "--steps", str(STEPS), "--warmup", str(WARMUP),
            "--profile-steps", "1", "--hsdp-replicate", "2", "--timeout-s", "120"]
-    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+               OMP_NUM_THREADS="1")
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=280, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
@@ -79,14 +81,25 @@ def test_one_json_with_the_command_versions_and_a_record_per_rank_per_case(run):
             assert 0 <= r["exposed_comm_ms"] <= r["comm_ms"] + 1e-9 and r["comm_events"] > 0
 
 
-def test_deepspeed_cases_say_why_they_did_not_run(run):
-    case = _case(run, "ds-zero3-1b")
-    if _deepspeed_importable():  # a machine with DeepSpeed: the case ran or failed as data, per rank
-        assert all(r["status"] in ("ok", "error") for r in case["ranks"])
+def test_deepspeed_cases_say_why_they_did_not_run_or_hold_their_zero_shards(run):
+    if not _deepspeed_importable():
+        for name in ("ds-zero1-1b", "ds-zero3-1b"):
+            case = _case(run, name)
+            assert case["status"] == "skipped"
+            assert all(r["error"] == "deepspeed not installed" for r in case["ranks"])
+        assert run["info"]["deepspeed"].startswith("not installed")
         return
-    assert case["status"] == "skipped"
-    assert all(r["error"] == "deepspeed not installed" for r in case["ranks"])
-    assert run["info"]["deepspeed"].startswith("not installed")
+    # DeepSpeed present (its CPU accelerator speaks gloo): ZeRO-1 keeps whole parameters and shards
+    # the fp32 partition the optimizer steps; ZeRO-3 shards the parameters too (ds_tensor).
+    for name, stage in (("ds-zero1-1b", 1), ("ds-zero3-1b", 3)):
+        case = _case(run, name)
+        assert case["status"] == "ok", case["ranks"][0].get("error")
+        m = _engine_model(case)
+        dense, expert = stage_params(m, 1, 1, 1, True, True)
+        for r in case["ranks"]:
+            assert r["local_param_numel"] == shard(dense, expert, WORLD, WORLD, stage >= 3)
+            assert r["optimizer_state_numel"] == shard(dense, expert, WORLD, WORLD, True) * \
+                optimizer_state_bytes_per_param("adamw", 1.0)
 
 
 def test_ddp_and_a_replicate_only_mesh_hold_every_parameter(run):
