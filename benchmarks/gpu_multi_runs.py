@@ -38,7 +38,7 @@ model is built and wrapped), also less ``base_bytes`` (allocated before the mode
 cuBLAS workspaces and NCCL's warm-up tensors); step time = CUDA events around one whole step,
 median of the steps after ``--warmup``; exposed communication, from ``torch.profiler`` over
 ``--profile-steps`` extra steps (not timed): the time covered by NCCL kernels and not covered by
-any other GPU kernel (interval union on the device timeline), per step. NCCL kernels include
+any other GPU kernel, memcpy or memset (interval unions on the device timeline), per step. NCCL kernels include
 time spent waiting for a late peer, which counts as exposed too. On CPU (gloo) there are no
 device kernels: the figure is the time covered by c10d/gloo collective CPU ops, a rough number
 that is recorded but never compared.
@@ -495,7 +495,9 @@ def main(argv=None):
             "profile_steps": args.profile_steps, "hsdp_replicate": args.hsdp_replicate, "overrides": overrides,
             "timing": ("CUDA events" if cuda else "perf_counter") + " around each whole step (barrier before); "
                       "median of the steps after the warm-up",
-            **versions(torch, args.device)}
+            **versions(torch, args.device),
+            "env": {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                               "OMP_NUM_THREADS") if k in os.environ}}
     if cuda:
         info["gpu"] = torch.cuda.get_device_name(local_rank)
         info["gpu_total_bytes"] = torch.cuda.mem_get_info()[1]
