@@ -33,9 +33,10 @@ sdpa attention; ``use_cache=False``; AdamW, fused on CUDA):
   (PrepareModuleInput). The loss is computed outside Hugging Face's ``ForCausalLMLoss`` (it
   cannot take sharded logits): ``cross_entropy(logits.float(), labels shifted by one)``.
 
-Measurements, per rank: peak = ``max_memory_allocated`` over the measured steps (reset after the
-model is built and wrapped), also less ``base_bytes`` (allocated before the model was built:
-cuBLAS workspaces and NCCL's warm-up tensors); step time = CUDA events around one whole step,
+Measurements, per rank: peak = ``max_memory_allocated`` over the warm-up and measured steps (reset
+after the model is built and wrapped), also less ``base_bytes`` (allocated before the case's model
+was built: cuBLAS workspaces, NCCL's warm-up tensors and whatever earlier cases left, which
+``left_by_earlier_cases_bytes`` shows); step time = CUDA events around one whole step,
 median of the steps after ``--warmup``; exposed communication, from ``torch.profiler`` over
 ``--profile-steps`` extra steps (not timed): the time covered by NCCL kernels and not covered by
 any other GPU kernel, memcpy or memset (interval unions on the device timeline), per step. NCCL kernels include
@@ -317,6 +318,9 @@ def run_case(torch, dist, case, args, overrides, base_bytes):
     b = args.micro_batch or case["micro_batch"]
     s = args.seq_len or case["seq_len"]
     rec = {"rank": rank, "micro_batch": b, "seq_len": s}
+    # What an earlier case left allocated (a framework's global references) is not this case's.
+    case_base = torch.cuda.memory_allocated() if cuda else 0
+    rec["left_by_earlier_cases_bytes"] = case_base - base_bytes
     t0 = time.perf_counter()
     dtype = torch.float32 if case.get("mp") or case["kind"] == "deepspeed" else torch.bfloat16
     model, cfg = build_model(torch, hf_config_dict(case, overrides), device, dtype)
@@ -325,6 +329,7 @@ def run_case(torch, dist, case, args, overrides, base_bytes):
     if kind == "ddp":
         from torch.nn.parallel import DistributedDataParallel as DDP
 
+        # defaults: bucket_cap_mb=25, gradient_as_bucket_view=False (torch/nn/parallel/distributed.py)
         model = DDP(model, device_ids=[torch.cuda.current_device()] if cuda else None)
         rec["wrap"] = {"bucket_cap_mb": 25, "gradient_as_bucket_view": False}
         opt = make_adamw(torch, model.parameters(), device)
@@ -378,7 +383,7 @@ def run_case(torch, dist, case, args, overrides, base_bytes):
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        rec["start_bytes"] = torch.cuda.memory_allocated() - base_bytes
+        rec["start_bytes"] = torch.cuda.memory_allocated() - case_base
     clock, times = Clock(torch, device), []
     for _ in range(args.warmup + args.steps):
         dist.barrier()
@@ -390,8 +395,8 @@ def run_case(torch, dist, case, args, overrides, base_bytes):
     rec["step_ms_median"] = statistics.median(times[args.warmup:])
     if cuda:
         rec["peak_bytes"] = torch.cuda.max_memory_allocated()
-        rec["base_bytes"] = base_bytes
-        rec["peak_bytes_net"] = rec["peak_bytes"] - base_bytes
+        rec["base_bytes"] = case_base
+        rec["peak_bytes_net"] = rec["peak_bytes"] - case_base
         rec["max_reserved_bytes"] = torch.cuda.max_memory_reserved()
         free, total = torch.cuda.mem_get_info()
         rec["device_used_bytes"] = total - free
