@@ -133,3 +133,23 @@ def test_cli_rejects_a_zero_interval_in_one_line(capsys):
     rc = cli.main(["estimate", "--model", "gpt2", "--gpu", "h100-sxm", "--checkpoint-interval-min", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "--checkpoint-interval-min: must be a number above 0" in err[0]
+
+
+def test_per_rank_files_of_two_ranks_replicated_and_fsdp2(db, monkeypatch):
+    """2 gloo processes (benchmarks/checkpoint_sharded.py): DCP spreads replicated tensors over
+    the ranks and FSDP2 ranks write their shards; either way each rank's file is total / ranks."""
+    from planner_app.service.resolve import resolve_model
+
+    monkeypatch.chdir(ROOT)
+    with open(MEASURED, encoding="utf-8") as f:
+        cases = json.load(f)["sharded_cases"]
+    assert {c["layout"] for c in cases} == {"replicated", "fsdp2"}
+    for c in cases:
+        model = resolve_model(c["config"], db)
+        sizes = checkpoint_sizes(model, recipe_bytes("amp-bf16", "pytorch"), "adamw")
+        cost = checkpoint_cost(sizes, c["world_size"], 1, CheckpointPlan())
+        ranks = [v for k, v in c["files"].items() if k.endswith(".distcp")]
+        assert len(ranks) == c["world_size"] and cost["files"] == len(c["files"])
+        assert abs(cost["resumable_bytes"] / c["total_bytes"] - 1) < 0.01, c["layout"]
+        for b in ranks:
+            assert abs(cost["per_rank_bytes"] / b - 1) < 0.01, (c["layout"], b)
