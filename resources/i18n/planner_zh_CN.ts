@@ -749,6 +749,10 @@
         <translation>主机侧</translation>
     </message>
     <message>
+        <source>default</source>
+        <translation>默认</translation>
+    </message>
+    <message>
         <source>Checkpoint</source>
         <translation>检查点</translation>
     </message>

@@ -58,3 +58,22 @@ def test_compare_has_the_host_rows(window, offload_estimate):
     assert by["Checkpoint"] == pytest.approx(offload_estimate["host"]["checkpoint"]["resumable_bytes"] / 1e9)
     assert by["Host RAM per node"].endswith("NO")
     assert by["Input pipeline"] in ("fed", "CPU-bound", "storage-bound")
+
+
+def test_the_checkpoint_fields_are_plan_options(window, qtbot):
+    pp = window.plan_page
+    qtbot.waitUntil(lambda: (pp.last_estimate or {}).get("host") is not None, timeout=20000)
+    before = pp.last_estimate["host"]["checkpoint"]
+    f = pp.host_panel.fields["checkpoint_interval_min"]
+    f.clear()
+    qtbot.keyClicks(f, "30")
+    k = pp.host_panel.fields["checkpoints_kept"]
+    k.clear()
+    qtbot.keyClicks(k, "5")
+    qtbot.waitUntil(lambda: pp.last_estimate["host"]["checkpoint"]["interval_s"] == 1800
+                    and pp.last_estimate["host"]["checkpoint"]["kept"] == 5, timeout=20000)
+    after = pp.last_estimate["host"]["checkpoint"]
+    assert after["overhead_fraction"] == pytest.approx(before["overhead_fraction"] * before["interval_s"] / 1800)
+    plan = window.doc.data["plans"][pp.index]
+    assert plan["checkpoint_interval_min"] == 30 and plan["checkpoints_kept"] == 5
+    assert "5 kept" in pp.host_panel.labels["checkpoint"].text()

@@ -49,12 +49,23 @@ def input_line(h: dict) -> str:
         cores=p["cores_needed_per_node"], workers=p["workers_per_gpu"])
 
 
+# The plan options this panel edits (service/options.py): number fields, empty = the default
+HOST_OPTION_KEYS = ("checkpoint_interval_min", "checkpoints_kept", "storage_write_gb_s")
+
+
 class HostPanel(QGroupBox):
-    """Three lines: checkpoint, host RAM, input pipeline."""
+    """The checkpoint options of the plan (interval, kept, write bandwidth) and three result
+    lines: checkpoint, host RAM, input pipeline."""
 
     def __init__(self, parent=None):
+        from planner_app.ui.fields import add_option_row, option_number_field
+
         super().__init__(QCoreApplication.translate("HostPanel", "Host side"), parent)
         form = QFormLayout(self)
+        self.fields = {k: option_number_field(k, placeholder=QCoreApplication.translate("HostPanel", "default"))
+                       for k in HOST_OPTION_KEYS}
+        for k, f in self.fields.items():
+            add_option_row(form, k, f)
         self.labels = {}
         for key, title in (("checkpoint", QCoreApplication.translate("HostPanel", "Checkpoint")),
                            ("ram", QCoreApplication.translate("HostPanel", "Host RAM")),
@@ -65,9 +76,22 @@ class HostPanel(QGroupBox):
             form.addRow(title, lab)
             self.labels[key] = lab
 
+    def option_values(self) -> dict:
+        """The plan's values of the panel's options (None: unset, the engine's default)."""
+        out = {}
+        for k, f in self.fields.items():
+            v = f.value()
+            out[k] = int(v) if v is not None and k == "checkpoints_kept" else v
+        return out
+
+    def load(self, plan: dict) -> None:
+        for k, f in self.fields.items():
+            f.set_value(plan.get(k))
+
     def set_estimate(self, est: dict | None) -> None:
         h = (est or {}).get("host")
-        self.setVisible(h is not None)
+        for lab in self.labels.values():
+            lab.setVisible(h is not None)
         if h is None:
             return
         self.labels["checkpoint"].setText(checkpoint_line(h))

@@ -239,6 +239,8 @@ class PlanPage(QWidget):
         for w in (self.zero, self.schedule, self.fabric):
             w.currentIndexChanged.connect(self._edited)
         self.sp.toggled.connect(self._edited)
+        for f in self.host_panel.fields.values():
+            f.value_changed.connect(self._edited)
         doc.changed.connect(self._doc_changed)
         self.load_from_doc()
 
@@ -294,6 +296,7 @@ class PlanPage(QWidget):
             self.schedule.set_value(p.get("pp_schedule", OPTION_DEFAULTS["pp_schedule"]))
             self.fabric.set_value(p.get("fabric"))
             self.nics.setValue(int(p.get("nics_per_node") or 0))
+            self.host_panel.load(p)
         finally:
             self._loading = False
 
@@ -347,6 +350,7 @@ class PlanPage(QWidget):
                   self.schedule.value(),
                   "fabric": self.fabric.value(), "nics_per_node": self.nics.value_or_none()}
         values.update({a: (f.value() if f.value() > 1 else None) for a, f in self.axes.items()})
+        values.update(self.host_panel.option_values())
         self.doc.update_plan(self.index, **values)
 
     # ---- compute ----------------------------------------------------------------------------
