@@ -10,6 +10,7 @@ Runs inside the probe worker process (``worker.py``), never in the app's process
 """
 from __future__ import annotations
 
+import math
 import platform
 import statistics
 import time
@@ -140,45 +141,54 @@ class TorchBackend:
     def model_gemms(self, dtype: str, shapes, warm_s: float, timed_s: float, min_rounds: int) -> list[dict]:
         """A linear layer's three GEMMs per (M, N, K) shape, as autograd runs them: forward
         ``x @ W^T`` (F.linear), data gradient ``dY @ W``, weight gradient ``dY^T @ X``; all shapes
-        round-robin (warm-up ``warm_s``, then timed rounds for ``timed_s``), one event pair per GEMM;
-        the median of each over the rounds."""
+        round-robin (warm-up ``warm_s``, then timed rounds for ``timed_s``), and the bandwidth of
+        a 16-bit elementwise product over each shape's M x N activation (``model_elementwise``)."""
         t = self.torch
         F = t.nn.functional
         tdt = {"fp16": t.float16, "bf16": t.bfloat16}[dtype]
-        bufs = []
-        for m, n, k in shapes:
+        ops = []  # (shape index, op name, fn, calls per timing)
+        for i, (m, n, k) in enumerate(shapes):
             x, w, dy = (t.randn(m, k, device=self.device, dtype=tdt), t.randn(n, k, device=self.device, dtype=tdt),
                         t.randn(m, n, device=self.device, dtype=tdt))
-            bufs.append((lambda x=x, w=w: F.linear(x, w), lambda dy=dy, w=w: dy @ w, lambda dy=dy, x=x: dy.t() @ x))
+            out = t.empty_like(dy)
+            # enough calls per timed interval (~300 us at ~600 TFLOP/s) that launch gaps do not count
+            calls = min(64, max(1, math.ceil(300e-6 / (2.0 * m * n * k / 600e12))))
+            ops += [(i, "fwd_s", lambda x=x, w=w: F.linear(x, w), calls),
+                    (i, "dgrad_s", lambda dy=dy, w=w: dy @ w, calls),
+                    (i, "wgrad_s", lambda dy=dy, x=x: dy.t() @ x, calls),
+                    # a 16-bit elementwise op on the activation (read 1, write 1), as a copy: ~3.7 TB/s
+                    (i, "elementwise_s", lambda dy=dy, o=out: t.mul(dy, 2.0, out=o),
+                     min(64, max(1, math.ceil(300e-6 / (2 * 2.0 * m * n / 3.7e12)))))]
+        filler = max(ops, key=lambda o: shapes[o[0]][0] * shapes[o[0]][1] * shapes[o[0]][2])[2]
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < warm_s:
-            for fns in bufs:
-                for fn in fns:
-                    fn()
+            for _, _, fn, _ in ops:
+                fn()
             self.sync()
-        times = [[[] for _ in range(3)] for _ in bufs]
-        t0, rounds = time.perf_counter(), 0
+        filler()  # the queue runs ahead of the first timed call: no idle gap inside an interval
+        evs, t0, rounds = [], time.perf_counter(), 0
         while rounds < min_rounds or time.perf_counter() - t0 < timed_s:
-            evs = []
-            for fns in bufs:
-                for fn in fns:
-                    a, b = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
-                    a.record()
+            for j, (_, _, fn, calls) in enumerate(ops):
+                a, b = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+                a.record()
+                for _ in range(calls):
                     fn()
-                    b.record()
-                    evs.append((a, b))
-            self.sync()
-            for i, (a, b) in enumerate(evs):
-                times[i // 3][i % 3].append(a.elapsed_time(b) / 1e3)
+                b.record()
+                evs.append((j, a, b))
             rounds += 1
-        del bufs
-        out = []
-        for (m, n, k), (tf, td, tw) in zip(shapes, times):
-            f_s, d_s, w_s = statistics.median(tf), statistics.median(td), statistics.median(tw)
-            out.append({"dtype": dtype, "m": m, "n": n, "k": k, "fwd_s": f_s, "dgrad_s": d_s, "wgrad_s": w_s,
-                        "tflops": 3 * 2.0 * m * n * k / (f_s + d_s + w_s) / 1e12, "rounds": rounds,
-                        "sustained": True})
-        return out
+        self.sync()
+        times = [[] for _ in ops]
+        for j, a, b in evs:
+            times[j].append(a.elapsed_time(b) / 1e3 / ops[j][3])
+        del ops, filler
+        rows = [{"dtype": dtype, "m": m, "n": n, "k": k, "rounds": rounds, "sustained": True} for m, n, k in shapes]
+        for j, ts in enumerate(times):
+            rows[j // 4][("fwd_s", "dgrad_s", "wgrad_s", "elementwise_s")[j % 4]] = statistics.median(ts)
+        for r in rows:
+            m, n, k = r["m"], r["n"], r["k"]
+            r["tflops"] = 3 * 2.0 * m * n * k / (r["fwd_s"] + r["dgrad_s"] + r["wgrad_s"]) / 1e12
+            r["elementwise_gbps"] = 2 * 2.0 * m * n / r["elementwise_s"] / 1e9  # read + write, 2 bytes each (STREAM)
+        return rows
 
     def copy(self, nbytes: int, reps: int) -> list[float]:
         t = self.torch

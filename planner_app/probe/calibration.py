@@ -1,6 +1,7 @@
 """Calibration profiles: probe results saved under a name; when selected they replace the
 engine's default efficiencies (GEMM efficiency per precision from the measured rate-vs-FLOPs
-curve, memory-bound kernel efficiency from the measured copy bandwidth, intra/inter-node bus
+curve, memory-bound kernel efficiency from the measured bandwidth of an elementwise op over the
+model's activations, or of a 2 GiB copy in older results, intra/inter-node bus
 bandwidth from a collective probe).
 
 GEMMs: when the probe measured GEMMs at model shapes (``model_gemm`` rows: a linear layer's
@@ -164,6 +165,9 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
     if curves:
         changes["gemm_curves"] = curves
     copy = next((b for b in result.get("bandwidth", []) if b["kind"] == "copy"), None)
+    ew = [r for r in result.get("model_gemm", []) if r.get("elementwise_s")]
+    if ew:  # the model's activations: bytes over time of all of them, as a step moves them
+        copy = {"gbps": sum(r["elementwise_gbps"] * r["elementwise_s"] for r in ew) / sum(r["elementwise_s"] for r in ew)}
     if copy and gpu.mem_bw_gb_s and result.get("device", {}).get("kind") != "cpu":
         frac = min(copy["gbps"] / gpu.mem_bw_gb_s, 1.0)
         changes["bw_elementwise"] = frac
