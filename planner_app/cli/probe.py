@@ -11,7 +11,8 @@ from planner_app.probe.runner import ProbeError, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts
 
 from planner_app.service.validation import (compare_validation, estimate_case,  # noqa: F401 - the CLI's names
-                                          match_gpu, model_gemm_shapes, parse_validate_args, validation_case)
+                                          match_gpu, model_gemm_shapes, parse_validate_args, record_validation,
+                                          validation_case)
 
 
 def _names(text) -> list[str]:
@@ -133,9 +134,7 @@ def _validate_one(db, runner, name, settings, gpu, bench, show, notes):
     try:
         from planner_app.specdb.userdb import UserDB, UserDBError
 
-        UserDB.open_default().add_validation(gpu.id, settings["recipe"], model.name, measured,
-                                             dict(v.get("estimate") or {}, model_ref=name, settings=settings),
-                                             v.get("peak_gap"), v.get("step_gap"))
+        record_validation(UserDB.open_default(), gpu, model, name, settings, measured, v)
     except (ImportError, UserDBError) as e:
         notes.append(f"validation not stored: {e}")
     return v

@@ -1,15 +1,16 @@
 """Calibration profiles: probe results saved under a name; when selected they replace the
 engine's default efficiencies (GEMM efficiency per precision from the measured rate-vs-FLOPs
-curve, memory-bound kernel efficiency from the measured bandwidth of an elementwise op over the
-model's activations, or of a 2 GiB copy in older results, intra/inter-node bus
+curve, memory-bound kernel efficiency scaled by the measured copy bandwidth over the reference
+H200's, intra/inter-node bus
 bandwidth from a collective probe).
 
 GEMMs: when the probe measured GEMMs at model shapes (``model_gemm`` rows: a linear layer's
 forward, data- and weight-gradient GEMMs at the plan's tokens x layer widths, run back to
-back at sustained clocks), the curve comes from them; otherwise from the isolated square
-sweep (``gemm`` rows), which runs at boost clocks and overstates what a training step gets
-(H200: 8192^3 alone 785 TFLOP/s, tests/data/probe_h200.json; the engine's default, fitted to
-whole training steps, is 0.72 of 989).
+back at sustained clocks), the profile carries their efficiency curve; otherwise only the
+default e_max scaled by the isolated square sweep's best over the reference H200's. The
+isolated rate itself overstates what a training step gets (H200: 8192^3 alone 785 TFLOP/s,
+tests/data/probe_h200.json; the engine's default, fitted to whole training steps, is 0.72 of
+989): used as e_max it made every validated H200 step 5-9% too fast (docs/validation.md).
 
 The rule: a profile never moves a validated run's step time away from its measurement. When
 ``probe --validate`` runs exist for the profile's GPU (``guard_profile``), the profile is kept
@@ -27,7 +28,17 @@ from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
 DTYPE_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8}
-GUARD_STEPS = 20  # the fraction kept is searched from 1 down to 0 in steps of 1/GUARD_STEPS
+GUARD_STEPS = 20
+# The probe's 2 GiB fp32 copy on the H200 the defaults were measured on: 4214 GB/s read+write of
+# the 4800 GB/s datasheet (tests/data/probe_reference_h200.json, benchmarks/probe_reference.py;
+# the probe itself measured 4028 and 4206 there: tests/data/probe_h200.json,
+# probe_calibration_h200.json). The engine's memory-bound efficiency (0.78 of HBM) is what the
+# kernels of a training step get, less than such a copy: a profile scales it by the measured copy
+# over this reference, rather than replacing it with the copy's fraction (which made every H200
+# step 2-5% too fast: docs/validation.md, "Calibration").
+REFERENCE_COPY_FRACTION = 4214.19 / 4800.0
+# Its best isolated bf16 GEMM (8192^3): 785.8 TFLOP/s of 989 (the same file).
+REFERENCE_GEMM_FRACTION = 785.81 / 989.0  # the fraction kept is searched from 1 down to 0 in steps of 1/GUARD_STEPS
 
 
 @dataclass
@@ -48,11 +59,11 @@ class CalibrationProfile:
         parts = []
         for bits, _xs, es in e.gemm_curves:
             if bits == 16:
-                parts.append(Text(QT_TRANSLATE_NOOP("Engine", "16-bit GEMMs {lo:.0%}-{hi:.0%} of peak ({how})"),
-                                  lo=min(es), hi=max(es),
-                                  how=Text(QT_TRANSLATE_NOOP("Engine", "the model's shapes, sustained"))
-                                  if self.gemm_source == "model" else
-                                  Text(QT_TRANSLATE_NOOP("Engine", "isolated square GEMMs"))))
+                parts.append(Text(QT_TRANSLATE_NOOP("Engine", "16-bit GEMMs {lo:.0%}-{hi:.0%} of peak at the "
+                                                              "models' shapes, sustained"), lo=min(es), hi=max(es)))
+        if not e.gemm_curves:
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM"),
+                              gemm=e.gemm_max, us=e.gemm_overhead_s * 1e6))
         parts.append(Text(QT_TRANSLATE_NOOP("Engine", "memory-bound kernels {bw:.0%} of HBM bandwidth"),
                           bw=e.bw_elementwise))
         if self.intra_busbw_gb_s:
@@ -119,33 +130,40 @@ def efficiency_curve(points: list[tuple[float, float]], peak_tflops: float) -> t
 
 
 def model_gemm_points(rows: list[dict]) -> list[tuple[float, float]]:
-    """(FLOPs, seconds) per model-shaped row: forward, data gradient and weight gradient
-    together (3 x 2MNK FLOPs), the three the engine charges for one linear layer."""
-    return [(3 * 2.0 * r["m"] * r["n"] * r["k"], r["fwd_s"] + r["dgrad_s"] + r["wgrad_s"]) for r in rows]
+    """(FLOPs of one GEMM, seconds) per model-shaped row: 2MNK and the mean of the forward, data
+    gradient and weight gradient GEMMs, the three the engine charges for one linear layer (3 x
+    the forward's time: core/compute.py ``layer_time``)."""
+    return [(2.0 * r["m"] * r["n"] * r["k"], (r["fwd_s"] + r["dgrad_s"] + r["wgrad_s"]) / 3) for r in rows]
 
 
 def gemm_curves_from_result(result: dict, gpu) -> tuple[tuple, str]:
-    """(Efficiency.gemm_curves, source) of a probe result: model-shaped rows where measured,
-    else the square sweep."""
-    curves, source = [], "square"
+    """(Efficiency.gemm_curves, source) of a probe result's model-shaped rows, per precision
+    measured; ((), "square") when it has none (an older probe, or a backend without them)."""
+    curves = []
     model_rows = result.get("model_gemm", [])
     for dtype in ("bf16", "fp16", "fp32", "fp8"):
         bits = DTYPE_BITS[dtype]
-        if any(c[0] == bits for c in curves):
+        rows = [r for r in model_rows if r["dtype"] == dtype]
+        if not rows or any(c[0] == bits for c in curves):
             continue
         peak = gpu.peak_tflops(bits, dtype) if bits == 16 else _peak_or_none(gpu, bits)
-        if not peak:
-            continue
-        rows = [r for r in model_rows if r["dtype"] == dtype]
-        if rows:
-            pts, source = model_gemm_points(rows), "model"
-        else:
-            pts = [(2.0 * r["m"] * r["n"] * r["k"], r["median_s"]) for r in result.get("gemm", [])
-                   if r["dtype"] == dtype]
-        if pts:
-            xs, es = efficiency_curve(pts, peak)
+        if peak:
+            xs, es = efficiency_curve(model_gemm_points(rows), peak)
             curves.append((bits, xs, es))
-    return tuple(curves), source
+    return tuple(curves), "model" if curves else "square"
+
+
+def square_gemm_max(result: dict, gpu, base: Efficiency) -> float | None:
+    """Without model-shaped rows: the default e_max scaled by the best isolated 16-bit square
+    GEMM's fraction of peak over the reference H200's (REFERENCE_GEMM_FRACTION); the isolated
+    rate itself overstates a training step's GEMMs (module docstring)."""
+    for dtype in ("bf16", "fp16"):
+        rows = [r for r in result.get("gemm", []) if r["dtype"] == dtype]
+        peak = gpu.peak_tflops(16, dtype)
+        if rows and peak:
+            best = max(r["tflops"] for r in rows)
+            return min(base.gemm_max * (best / peak) / REFERENCE_GEMM_FRACTION, 1.0)
+    return None
 
 
 def _peak_or_none(gpu, bits):
@@ -164,12 +182,14 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
         else ((), "square")
     if curves:
         changes["gemm_curves"] = curves
+    elif result.get("device", {}).get("kind") != "cpu":
+        e_max = square_gemm_max(result, gpu, base)
+        if e_max:
+            changes["gemm_max"] = e_max
     copy = next((b for b in result.get("bandwidth", []) if b["kind"] == "copy"), None)
-    ew = [r for r in result.get("model_gemm", []) if r.get("elementwise_s")]
-    if ew:  # the model's activations: bytes over time of all of them, as a step moves them
-        copy = {"gbps": sum(r["elementwise_gbps"] * r["elementwise_s"] for r in ew) / sum(r["elementwise_s"] for r in ew)}
     if copy and gpu.mem_bw_gb_s and result.get("device", {}).get("kind") != "cpu":
-        frac = min(copy["gbps"] / gpu.mem_bw_gb_s, 1.0)
+        # relative to the copy the defaults are anchored to (REFERENCE_COPY_FRACTION)
+        frac = min(base.bw_elementwise * (copy["gbps"] / gpu.mem_bw_gb_s) / REFERENCE_COPY_FRACTION, 1.0)
         changes["bw_elementwise"] = frac
         changes["bw_reduction"] = frac * base.bw_reduction / base.bw_elementwise
     intra = inter = None
@@ -187,9 +207,9 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
 
 
 def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -> Efficiency:
-    """``measured`` moved back toward ``base``: every GEMM-curve point's time and the bandwidth
-    terms' time per byte become base + keep x (measured - base); keep 0 gives ``base``'s GEMM
-    law and bandwidths (the curve dropped), 1 ``measured``."""
+    """``measured`` moved back toward ``base``: every GEMM-curve point's time, the GEMM law's time
+    per FLOP and overhead, and the bandwidth terms' time per byte become base + keep x (measured -
+    base); keep 0 gives ``base``'s GEMM law and bandwidths (the curve dropped), 1 ``measured``."""
     if keep >= 1.0:
         return measured
     if keep <= 0.0:
@@ -206,11 +226,13 @@ def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -
             new.append(f / (peak * 1e12 * (t_base + keep * (t_meas - t_base))))
         curves.append((bits, xs, tuple(new)))
 
-    def bw(b, m):
+    def rate(b, m):  # time per unit of work blended: 1/x' = 1/b + keep x (1/m - 1/b)
         return 1.0 / (1.0 / b + keep * (1.0 / m - 1.0 / b))
-    return measured.with_changes(gemm_curves=tuple(curves), bw_elementwise=bw(base.bw_elementwise,
-                                                                              measured.bw_elementwise),
-                                 bw_reduction=bw(base.bw_reduction, measured.bw_reduction))
+    return measured.with_changes(gemm_curves=tuple(curves), gemm_max=rate(base.gemm_max, measured.gemm_max),
+                                 gemm_overhead_s=base.gemm_overhead_s + keep * (measured.gemm_overhead_s
+                                                                               - base.gemm_overhead_s),
+                                 bw_elementwise=rate(base.bw_elementwise, measured.bw_elementwise),
+                                 bw_reduction=rate(base.bw_reduction, measured.bw_reduction))
 
 
 def guard_profile(profile: CalibrationProfile, gpu, cases: list[dict], framework: str = "pytorch") -> CalibrationProfile:

@@ -130,3 +130,11 @@ def validated_cases(db, validations: list[dict], gpu) -> list[dict]:
         cases.append({"label": f"{ref} b{settings['micro_batch']}s{settings['seq_len']} {settings['recipe']}",
                       "measured_s": step_ms / 1e3, "step_s": step_s})
     return cases
+
+
+def record_validation(udb, gpu, model, model_ref: str, settings: dict, measured: dict, v: dict) -> None:
+    """Store a validation run with what re-estimating it needs (model reference and settings),
+    so that calibration profiles of this GPU are checked against it (``validated_cases``)."""
+    udb.add_validation(gpu.id, settings["recipe"], model.name, measured,
+                       dict(v.get("estimate") or {}, model_ref=model_ref, settings=settings),
+                       v.get("peak_gap"), v.get("step_gap"))
