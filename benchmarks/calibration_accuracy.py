@@ -7,8 +7,8 @@ validated runs of the same probe session).
 
     python benchmarks/calibration_accuracy.py      # prints markdown tables
 
-Data: tests/data/probe_calibration_h200.json (probe --quick with model shapes, four validate
-runs; its info says how it was made) and tests/data/probe_h200.json (an older full probe and
+Data: tests/data/probe_calibration_h200.json and probe_calibration_h200_2.json (two sessions of
+probe --quick with model shapes and four validate runs each; their info says how they were made) and tests/data/probe_h200.json (an older full probe and
 one validate run, no model-shaped rows). The second table applies the profile to the committed
 single-GPU training runs (tests/data/training_runs_h200.json, finetune_runs_h200.json), which no
 profile was checked against: a check of the profile outside the runs that guard it.
@@ -25,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
 DATA = os.path.join(ROOT, "tests", "data")
+# two device sessions of the same commands on H200 machines (each file's info)
+CALIBRATION_RUNS = ("probe_calibration_h200.json", "probe_calibration_h200_2.json")
 
 
 @functools.lru_cache(maxsize=None)  # one object per file: profiles are keyed by the result's id
@@ -51,10 +53,13 @@ def old_profile_efficiency(result, gpu):
 def validated_runs():
     """(label, model reference, settings, measured step s, probe result) of every committed
     probe --validate run."""
-    cal = _load("probe_calibration_h200.json")
-    runs = [(f"{v['estimate']['model_ref']} b{v['estimate']['settings']['micro_batch']}s"
-             f"{v['estimate']['settings']['seq_len']}", v["estimate"]["model_ref"], v["estimate"]["settings"],
-             v["measured"]["step_ms_median"] / 1e3, cal) for v in cal["validation_runs"]]
+    runs = []
+    for name in CALIBRATION_RUNS:
+        cal = _load(name)
+        runs += [(f"{v['estimate']['model_ref']} b{v['estimate']['settings']['micro_batch']}s"
+                  f"{v['estimate']['settings']['seq_len']} (session {cal['info']['session']})",
+                  v["estimate"]["model_ref"], v["estimate"]["settings"], v["measured"]["step_ms_median"] / 1e3, cal)
+                 for v in cal["validation_runs"]]
     old = _load("probe_h200.json")
     v = old["validation"]
     runs.append((f"llama-3.2-1b b{v['settings']['micro_batch']}s{v['settings']['seq_len']} (older probe)",
@@ -99,15 +104,16 @@ def main() -> int:
         errs = [estimate_case(model, settings, gpu, e)["time"]["step_s"] / measured_s - 1 for e in effs]
         print(f"| {label} | {measured_s * 1e3:.1f} | " + " | ".join(f"{e:+.1%}" for e in errs) + " |")
     for p in kept.values():
-        print(f"\nprofile {p.gemm_source}: kept fraction {p.kept_fraction:.2f}: {p.guard_text()}")
+        print(f"\nprofile ({p.gemm_source} GEMMs): kept fraction {p.kept_fraction:.2f}: {p.guard_text()}")
 
     # outside the guarding runs: the committed single-GPU training runs
     import planner_app.service.estimate as se
 
-    prof = kept[id(validated_runs()[0][4])]
-    raw = profile_from_result("h200-raw", _load("probe_calibration_h200.json"), gpu)
-    old = profile_from_result("h200-old", _load("probe_calibration_h200.json"), gpu)
-    old.efficiency = old_profile_efficiency(_load("probe_calibration_h200.json"), gpu)
+    last = _load(CALIBRATION_RUNS[-1])  # the latest session's profile
+    prof = kept[id(last)]
+    raw = profile_from_result("h200-raw", last, gpu)
+    old = profile_from_result("h200-old", last, gpu)
+    old.efficiency = old_profile_efficiency(last, gpu)
     profiles = {"kept": prof, "raw": raw, "old": old}
     se.load_calibration = lambda name: profiles.get(name) if name else None
     cases = []

@@ -37,8 +37,9 @@ def gpu(db):
     return db.gpu("h200-sxm")
 
 
-def test_the_profile_is_fitted_on_the_model_shaped_gemms(gpu):
-    res = _load("probe_calibration_h200.json")
+@pytest.mark.parametrize("name", ["probe_calibration_h200.json", "probe_calibration_h200_2.json"])
+def test_the_profile_is_fitted_on_the_model_shaped_gemms(gpu, name):
+    res = _load(name)
     prof = profile_from_result("h200", res, gpu)
     assert prof.gemm_source == "model"
     (bits, xs, es), = prof.efficiency.gemm_curves
@@ -88,12 +89,14 @@ def _cases(db, gpu, runs):
 
 
 def _committed_runs():
-    cal = _load("probe_calibration_h200.json")
+    out = []
+    for name in ("probe_calibration_h200.json", "probe_calibration_h200_2.json"):  # two device sessions
+        cal = _load(name)
+        out.append((cal, [(v["estimate"]["model_ref"], v["estimate"]["settings"],
+                           v["measured"]["step_ms_median"] / 1e3) for v in cal["validation_runs"]]))
     old = _load("probe_h200.json")
-    return [(cal, [(v["estimate"]["model_ref"], v["estimate"]["settings"], v["measured"]["step_ms_median"] / 1e3)
-                   for v in cal["validation_runs"]]),
-            (old, [("llama-3.2-1b", old["validation"]["settings"],
-                    old["validation"]["measured"]["step_ms_median"] / 1e3)])]
+    return out + [(old, [("llama-3.2-1b", old["validation"]["settings"],
+                          old["validation"]["measured"]["step_ms_median"] / 1e3)])]
 
 
 def test_no_validated_case_is_further_from_its_measurement_with_the_profile(db, gpu):
@@ -110,7 +113,7 @@ def test_no_validated_case_is_further_from_its_measurement_with_the_profile(db, 
             assert check["error_without"] == pytest.approx(without)
             assert abs(with_profile) <= abs(without) + 1e-9, (ref, settings, with_profile, without)
             checked += 1
-    assert checked == 5
+    assert checked == 9
 
 
 def test_the_old_isolated_fit_made_every_validated_run_worse(db, gpu):
