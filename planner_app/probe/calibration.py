@@ -21,7 +21,7 @@ leaves every validated run at least as close as the defaults do (all the way: di
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from planner_app.core.compute import Efficiency, default_efficiency
 from planner_app.core.errors import InputError
@@ -290,5 +290,13 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
     if guard:
         from planner_app.service.validation import validated_cases
 
-        guard_profile(p, gpu, validated_cases(db, udb.validations(gpu.id), gpu))
+        runs = udb.validations(gpu.id)
+        # the rule re-estimates every stored run ~20 times: once per profile and set of runs
+        key = (str(getattr(udb, "path", id(udb))), name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
+        if key not in _GUARDED:
+            _GUARDED[key] = guard_profile(p, gpu, validated_cases(db, runs, gpu))
+        return replace(_GUARDED[key])
     return p
+
+
+_GUARDED: dict = {}
