@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
@@ -31,28 +32,41 @@ OPTIMIZERS = {"adamw-foreach": ("adamw", "foreach"), "adamw-fused": ("adamw", "f
               "bnb-paged-adamw8bit": None}
 
 
+def _config_file(case: dict) -> str:
+    """The config.json a case was built from: tests/data/hf_configs/, or the inline shape it ran
+    with (real widths, fewer layers), written to a temporary file."""
+    if not case.get("config_dict"):
+        return os.path.join(CONFIGS, case["config"] + ".json")
+    path = os.path.join(tempfile.gettempdir(), f"finetune_accuracy_{case['name']}.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(case["config_dict"], f)
+    return path
+
+
 def trainer_options_for(case: dict) -> tuple[dict, str]:
     """Estimate options for a Trainer run: Trainer(bf16=True) autocasts the forward, over a bf16 base
     (bf16-autocast) or an fp32 one (amp-bf16); its default optimizer is fused AdamW."""
-    model = os.path.join(CONFIGS, case["config"] + ".json")
+    model = _config_file(case)
     recipe = "bf16-autocast" if case["base_dtype"] == "bf16" else "amp-bf16"
     options = {"model": model, "gpu": "h200-sxm", "micro_batch": case["micro_batch"], "seq_len": case["seq_len"],
-               "recipe": recipe, "attention": "sdpa", "optimizer": "adamw", "optimizer_impl": "fused",
+               "recipe": recipe, "attention": case.get("attention", "sdpa"), "optimizer": "adamw",
+               "optimizer_impl": "fused",
                "recompute": "full" if case.get("grad_checkpointing") or case.get("prepare_kbit") else "none",
                "framework": "pytorch"}
     lora = case.get("lora")
-    note = f"Trainer, {recipe}"
+    note = f"Trainer, {recipe}" + (", eager" if options["attention"] == "eager" else "")
     if lora:
-        targets = lora["target_modules"]
-        options.update(finetune="qlora" if case.get("quant") else "lora", lora_rank=lora["r"],
-                       lora_targets=targets if isinstance(targets, str) else ",".join(targets))
+        targets = lora["target_modules"]  # None: PEFT's default for the model type
+        options.update(finetune="qlora" if case.get("quant") else "lora", lora_rank=lora["r"])
+        if targets is not None:
+            options["lora_targets"] = targets if isinstance(targets, str) else ",".join(targets)
         if case.get("adapter_dtype", "fp32") != "fp32":
             options["lora_dtype"] = case["adapter_dtype"]
         if case.get("lora_dropout"):
             options["lora_dropout"] = case["lora_dropout"]
         if case.get("prepare_kbit"):
             options["qlora_prepare"] = True
-        note += f", --finetune {options['finetune']} r{lora['r']} {options['lora_targets']}"
+        note += f", --finetune {options['finetune']} r{lora['r']} {options.get('lora_targets', '(PEFT default)')}"
     return options, note + (" GC" if options["recompute"] == "full" else "")
 
 

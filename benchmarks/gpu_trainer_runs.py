@@ -31,6 +31,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))  # when run from a copy outside benchmarks/
 import gpu_finetune_runs as base  # noqa: E402  (model building and NF4 quantisation shared with it)
 
 ALL = "all-linear"
@@ -39,10 +40,22 @@ QKVO = ["q_proj", "k_proj", "v_proj", "o_proj"]
 
 
 def _case(name, cfg, b, s, *, lora=None, quant=None, prepare=False, gc_=False, base_dtype="bf16",
-          adapter_dtype="fp32", dropout=0.0, config_dict=None):
+          adapter_dtype="fp32", dropout=0.0, config_dict=None, attention="sdpa"):
     return dict(name=name, config=cfg, micro_batch=b, seq_len=s, lora=lora, quant=quant, prepare_kbit=prepare,
                 grad_checkpointing=gc_, base_dtype=base_dtype, adapter_dtype=adapter_dtype, lora_dropout=dropout,
-                config_dict=config_dict)
+                config_dict=config_dict, attention=attention)
+
+
+def _reduced(cfg_name, layers):
+    """A config of tests/data/hf_configs/ with its real widths and only ``layers`` layers (so full
+    fine-tuning of a large mixture-of-experts model fits one GPU); per-layer lists cut to match."""
+    d = dict(base.hf_config(cfg_name))
+    d["num_hidden_layers"] = layers
+    if "layer_types" in d:
+        d["layer_types"] = d["layer_types"][:layers]
+    if "max_window_layers" in d:
+        d["max_window_layers"] = min(d["max_window_layers"], layers)
+    return d
 
 
 CASES = [
@@ -65,6 +78,24 @@ CASES = [
     _case("trainer-full-1b-b4s2048", "llama-3.2-1b", 4, 2048),
     _case("trainer-full-1b-gc-b8s2048", "llama-3.2-1b", 8, 2048, gc_=True),
     _case("trainer-full-gpt2medium-b8s1024", "gpt2-medium", 8, 1024),
+    # the model families of config.json import (issue 14); Gemma 2 and gpt-oss in eager attention
+    # (GptOssPreTrainedModel and Gemma2PreTrainedModel set _supports_sdpa = False: soft-capping and sinks)
+    _case("trainer-full-gemma2-2b-eager-b2s2048", "gemma-2-2b", 2, 2048, attention="eager"),
+    _case("trainer-lora-gemma2-2b-r16-alllinear-eager-b4s2048", "gemma-2-2b", 4, 2048, attention="eager",
+          lora={"r": 16, "target_modules": ALL}),
+    _case("trainer-full-phi3mini-b4s1024", "phi-3-mini-4k", 4, 1024),
+    _case("trainer-lora-phi3mini-r16-qkvo-b4s2048", "phi-3-mini-4k", 4, 2048,
+          lora={"r": 16, "target_modules": ["qkv_proj", "o_proj"]}),
+    _case("trainer-full-qwen3moe30b-6l-b2s2048", "qwen3-30b-a3b", 2, 2048, config_dict=_reduced("qwen3-30b-a3b", 6)),
+    _case("trainer-lora-qwen3moe30b-6l-r16-qkvo-b4s2048", "qwen3-30b-a3b", 4, 2048,
+          lora={"r": 16, "target_modules": QKVO}, config_dict=_reduced("qwen3-30b-a3b", 6)),
+    _case("trainer-full-gptoss20b-4l-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
+          config_dict=_reduced("gpt-oss-20b", 4)),
+    _case("trainer-lora-gptoss20b-4l-r16-qkvo-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
+          lora={"r": 16, "target_modules": QKVO}, config_dict=_reduced("gpt-oss-20b", 4)),
+    _case("trainer-lora-qwen3-8b-r16-alllinear-b4s2048", "qwen3-8b", 4, 2048, lora={"r": 16, "target_modules": ALL}),
+    _case("trainer-lora-qwen3-8b-r8-default-gc-b2s4096", "qwen3-8b", 2, 4096, lora={"r": 8, "target_modules": None},
+          gc_=True),
 ]
 
 
@@ -81,7 +112,7 @@ def build(torch, case):
     cfg.use_cache = False
     dtype = torch.bfloat16 if case["base_dtype"] == "bf16" else torch.float32
     with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, attn_implementation="sdpa")
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, attn_implementation=case["attention"])
     model.train()
     return model, cfg
 
@@ -123,6 +154,7 @@ def run_case(torch, case, steps, base_bytes):
                           task_type="CAUSAL_LM")
         model = get_peft_model(model, lcfg, autocast_adapter_dtype=case["adapter_dtype"] == "fp32")
         rec["lora_config"] = {k: v for k, v in lcfg.to_dict().items() if k in ("r", "lora_alpha", "lora_dropout")}
+        rec["lora_targets_resolved"] = sorted(getattr(model.peft_config["default"], "target_modules", None) or [])
     params = [p for p in model.parameters() if p.requires_grad]
     rec["trainable_params"] = sum(p.numel() for p in params)
     rec["trainable_dtypes"] = base.dtype_counts(params)
@@ -183,6 +215,7 @@ def main():
     ap.add_argument("--cases", default="all")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--budget-s", type=float, default=540)
+    ap.add_argument("--merge", help="an earlier results file: its cases are kept, those run now added or replaced")
     args = ap.parse_args()
     import torch
     import transformers
@@ -201,8 +234,14 @@ def main():
     torch.zeros(1, device="cuda")
     base_bytes = torch.cuda.memory_allocated()
     result = {"info": info, "cases": []}
-    deadline = time.time() + args.budget_s
     wanted = None if args.cases == "all" else set(args.cases.split(","))
+    if args.merge:  # keep the earlier cases and info as they were; this run's info goes under "added_runs"
+        with open(args.merge) as f:
+            earlier = json.load(f)
+        info["cases"] = [c["name"] for c in CASES if not wanted or c["name"] in wanted]
+        earlier["info"].setdefault("added_runs", []).append(info)
+        result = earlier
+    deadline = time.time() + args.budget_s
     for case in CASES:
         if wanted and case["name"] not in wanted:
             continue
@@ -223,7 +262,7 @@ def main():
         torch.cuda.empty_cache()
         if rec["status"] == "ok":
             log(f"  peak {rec['peak_bytes'] / 1e9:.2f} GB  step {rec['step_ms_median']:.1f} ms ({rec['case_wall_s']} s)")
-        result["cases"].append(rec)
+        result["cases"] = [c for c in result["cases"] if c["name"] != rec["name"]] + [rec]
         with open(args.out + ".tmp", "w") as f:
             json.dump(result, f, indent=1)
         os.replace(args.out + ".tmp", args.out)

@@ -6,6 +6,7 @@ torchrun workers import it)."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -42,6 +43,34 @@ def _fsync_file(path: str) -> None:
         os.close(fd)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # someone else's process: not ours to judge
+    return True
+
+
+def remove_stale_temporaries(directory: str, prefix: str) -> None:
+    """Temporary files ``prefix<pid>-*`` in ``directory`` whose writing process is gone (a
+    writer killed with SIGKILL runs no cleanup): removed at the next write there. A file of a
+    live process, or one not named by this module, is left alone."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.match(name)
+        if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
 @contextmanager
 def atomic_path(path: str, suffix: str = "", prefix: str = ".tmp-"):
     """Yield a temporary path in ``path``'s folder for the caller to write; when the block
@@ -50,7 +79,9 @@ def atomic_path(path: str, suffix: str = "", prefix: str = ".tmp-"):
     it is removed and the exception propagates. ``OSError`` from creating the temporary file
     or from the rename reaches the caller unchanged."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    remove_stale_temporaries(directory, prefix)
+    # the writer's pid in the name: a later write can tell a killed writer's file from a live one's
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=suffix, dir=directory)
     os.close(fd)
     try:
         yield tmp

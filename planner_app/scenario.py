@@ -63,11 +63,38 @@ def migrate(data: dict, source: str = "scenario") -> dict:
     return data
 
 
+# Text the report prints: a title is one line of a page; notes are a paragraph or a few.
+META_LIMITS = {"title": 200, "project": 200, "author": 200, "notes": 20_000}
+MAX_SCENARIO_BYTES = 64 << 20  # scenarios embed config.json files (a few kB each)
+
+
+def _check_meta(sc: dict, source: str) -> None:
+    meta = sc["meta"]
+    if not isinstance(meta, dict):
+        raise SpecDataError(source, None, "meta", "must be an object with title, project, author and notes")
+    for k, v in meta.items():
+        if k not in META_LIMITS:
+            continue  # other keys are kept as they are and never shown
+        if v is not None and (not isinstance(v, str) or len(v) > META_LIMITS[k]):
+            raise SpecDataError(source, None, f"meta.{k}", f"must be text of at most {META_LIMITS[k]:,} characters")
+
+
+def _check_top_level(sc: dict, source: str) -> None:
+    cal = sc.get("calibration")
+    if cal is not None and (not isinstance(cal, str) or len(cal) > options.MAX_TEXT):
+        raise SpecDataError(source, None, "calibration", "must be the name of a calibration profile, or null")
+    for key, opt in (("price_mix", "price_mix"), ("cny_per_usd", "cny_per_usd")):
+        if sc.get(key) is not None:
+            _check_value(source, key, opt, sc[key])
+
+
 def validate(sc: dict, source: str = "scenario") -> dict:
     """Check the structure and the option names; errors name the field."""
     for key in ("meta", "workload", "plans"):
         if key not in sc:
             raise SpecDataError(source, None, key, "is missing")
+    _check_meta(sc, source)
+    _check_top_level(sc, source)
     if not isinstance(sc["workload"], dict):
         raise SpecDataError(source, None, "workload", "must be an object")
     for k, v in sc["workload"].items():
@@ -93,7 +120,7 @@ def validate(sc: dict, source: str = "scenario") -> dict:
     if sc.get("currency", "USD") not in CURRENCIES:
         raise SpecDataError(source, None, "currency", f"must be one of {', '.join(CURRENCIES)}")
     chosen = sc.get("chosen_plan", 0)
-    if not isinstance(chosen, int) or not 0 <= chosen < len(plans):
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or not 0 <= chosen < len(plans):
         raise SpecDataError(source, None, "chosen_plan", f"must be an index from 0 to {len(plans) - 1}")
     return sc
 
@@ -117,15 +144,26 @@ def _check_value(source: str, where: str, key: str, value) -> None:
 
 
 def loads(text: str, source: str = "scenario") -> dict:
+    if len(text) > MAX_SCENARIO_BYTES:
+        raise SpecDataError(source, None, None, f"is larger than {MAX_SCENARIO_BYTES >> 20} MiB: not a scenario")
     try:
-        data = json.loads(text)
+        data = json.loads(text)  # NaN/Infinity read as numbers: the field checks name them
     except json.JSONDecodeError as e:
         raise SpecDataError(source, e.lineno, None, f"is not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise SpecDataError(source, None, None, "is nested too deeply to be a scenario") from None
     return validate(migrate(data, source), source)
 
 
 def load(path: str) -> dict:
+    import stat
+
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block the read
+            raise SpecDataError(path, None, None, "is not a regular file")
+        if st.st_size > MAX_SCENARIO_BYTES:
+            raise SpecDataError(path, None, None, f"is larger than {MAX_SCENARIO_BYTES >> 20} MiB: not a scenario")
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:

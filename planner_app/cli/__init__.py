@@ -245,6 +245,7 @@ def main(argv=None) -> int:
         return _open_gui(args, [])
     from planner_app.core.errors import InputError
     from planner_app.specdb.schema import SpecDataError
+    from planner_app.specdb.userdb import UserDBError
 
     prog = f"gpu-planner {args.command}"
     try:
@@ -279,8 +280,13 @@ def main(argv=None) -> int:
         return _fail(_input_error_line(prog, e))
     except SpecDataError as e:
         return _fail(f"{prog}: error: spec data: {e}")
+    except UserDBError as e:
+        return _fail(f"{prog}: error: your database: {e}")
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file the command reads or writes: full disk, a folder, no permission
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _fail(f"{prog}: error: {name}{e.strerror or e}")
     return 0
 
 

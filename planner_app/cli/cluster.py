@@ -22,7 +22,9 @@ def add_parser(sub, positive_int) -> None:
         p.add_argument("--quick", action="store_true", help="messages up to 256 MiB only")
         if name == "command":
             p.add_argument("--master-addr", default="$MASTER_ADDR")
-            p.add_argument("--port", type=positive_int("--port"), default=29500)
+            from planner_app.service.options import Option, arg_type
+            p.add_argument("--port", type=arg_type(Option("port", "int", "", minimum=1, maximum=65535)),
+                           default=29500)
         else:
             p.add_argument("--partition")
             p.add_argument("--account")
@@ -57,7 +59,10 @@ def run(args) -> int:
                                     args.python, args.account, args.setup, quick=args.quick)
         if args.output:
             from planner_app.atomic import atomic_write_text
-            atomic_write_text(args.output, text)
+            try:
+                atomic_write_text(args.output, text)
+            except OSError as e:
+                raise InputError("output", f"cannot write {args.output}: {e.strerror or e}") from None
             print(f"wrote {args.output}; submit it with: sbatch {args.output}", file=sys.stderr)
         else:
             sys.stdout.write(text)

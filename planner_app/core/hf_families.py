@@ -150,6 +150,7 @@ def _neox(c: dict, mt: str, name: str) -> ModelSpec:
         act = get(c, "hidden_act", default="gelu")
         kw.update(ffn_hidden=get_int(c, "intermediate_size", minimum=1), qkv_bias=bias, out_bias=bias,
                   mlp_bias=True, mlp="gelu_tanh" if act in ("gelu_new", "gelu_fast", "gelu_pytorch_tanh") else "gelu",
+                  activation=str(act),
                   parallel_block=get_bool(c, "use_parallel_residual", True), rotary_fraction=rotary_fraction(c, 0.25))
         return ModelSpec(arch="gpt2", **kw)
     # FalconAttention: query_key_value of (heads + 2 kv_heads) x head_dim (new decoder
@@ -212,7 +213,7 @@ def family_config(m) -> dict:
     if mt in NEOX_FAMILIES:
         if mt == "gpt_neox":
             d.update(intermediate_size=m.ffn_hidden, attention_bias=m.qkv_bias, use_parallel_residual=m.parallel_block,
-                     hidden_act="gelu_new" if m.mlp == "gelu_tanh" else "gelu",
+                     hidden_act=m.activation or ("gelu_new" if m.mlp == "gelu_tanh" else "gelu"),
                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                       "partial_rotary_factor": m.rotary_fraction})
             return d

@@ -504,6 +504,10 @@ def bert_layer(m, spec: HFLayerSpec):
 
 
 def layer_trace(m, spec: HFLayerSpec, moe_layer: bool):
+    from planner_app.core import layers_families  # imports this module
+
+    if m.family in layers_families.FAMILY_TRACES:
+        return layers_families.family_layer(m, spec, moe_layer)
     if m.arch == "gpt2":
         return gpt2_layer(m, spec)
     if m.arch == "bert":
@@ -541,6 +545,10 @@ def embedding_trace(m, spec: HFLayerSpec):
 
 def head_trace(m, spec: HFLayerSpec):
     """Final norm, output layer (or BERT's MLM head) and the loss."""
+    from planner_app.core import layers_families
+
+    if m.family in layers_families.FAMILY_TRACES:
+        return layers_families.family_head(m, spec)
     o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
     x = o.external(h, _residual_bytes(o), SEQ, "x")

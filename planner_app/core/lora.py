@@ -36,10 +36,18 @@ NF4_BYTES_PER_PARAM = 0.5 + 1.0 / NF4_BLOCK + 4.0 / (NF4_BLOCK * NF4_SECOND_BLOC
 QLORA_COMPUTE_BYTES = 2  # bnb_4bit_compute_dtype=torch.bfloat16, as the QLoRA paper and PEFT's examples
 ALL_LINEAR = "all-linear"
 # PEFT's defaults when target_modules is not given (peft/utils/constants.py,
-# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING: llama, mistral, mixtral, qwen2 -> q_proj and
-# v_proj; gpt2 -> c_attn; bert -> query and value). Keyed by the engine's architectures.
-PEFT_DEFAULT_TARGETS = {"llama": ("q_proj", "v_proj"), "moe": ("q_proj", "v_proj"), "gpt2": ("c_attn",),
-                        "bert": ("query", "value")}
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING, PEFT 0.21: read on the GPU machine into
+# tests/data/peft_lora_targets.json), keyed by Hugging Face model_type. PEFT 0.21 has no entry for
+# phi3, qwen2_moe, qwen3_moe, gpt_oss, glm4, olmo2, granite or deepseek_v3: get_peft_model raises
+# "Please specify `target_modules`", and so does the engine.
+PEFT_DEFAULT_TARGETS = {"llama": ("q_proj", "v_proj"), "mistral": ("q_proj", "v_proj"),
+                        "mixtral": ("q_proj", "v_proj"), "qwen2": ("q_proj", "v_proj"), "gpt2": ("c_attn",),
+                        "bert": ("query", "value"), "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"),
+                        "gemma3_text": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
+                        "gpt_neox": ("query_key_value",), "falcon": ("query_key_value",)}
+# The model_type a spec without one (built from dimensions, or a Llama/Mistral/Qwen2/Mixtral/GPT-2/BERT
+# config.json) is looked up under, by the engine's architecture.
+ARCH_MODEL_TYPES = {"llama": "llama", "moe": "mixtral", "gpt2": "gpt2", "bert": "bert", "deepseek": "deepseek_v3"}
 # Linear layers PEFT cannot adapt as nn.Linear in transformers 5.x: the MoE router.
 NOT_ADAPTABLE = ("router",)
 
@@ -150,10 +158,11 @@ def _target_names(model, targets: str, names: list) -> set:
                                              f"weights, which is not modelled; name the modules ({', '.join(names)})")
         return set(names)
     if not text:
-        default = PEFT_DEFAULT_TARGETS.get(model.arch)
+        default = PEFT_DEFAULT_TARGETS.get(model.family or ARCH_MODEL_TYPES.get(model.arch, ""))
         if default is None:
+            other = "" if model.is_moe else f" or use {ALL_LINEAR}"  # all-linear is refused on MoE (above)
             raise InputError("lora_targets", f"PEFT has no default target modules for {model.name}; name them "
-                                             f"(its linear modules: {', '.join(names)}) or use {ALL_LINEAR}")
+                                             f"(its linear modules: {', '.join(names)}){other}")
         return set(default)
     wanted = {t.strip() for t in text.split(",") if t.strip()}
     unknown = sorted(wanted - set(names))

@@ -103,6 +103,9 @@ class ModelSpec:
     expert_bias: bool = False  # routed experts' projections with biases (gpt-oss)
     shared_expert_ffn_hidden: int = 0  # width of each shared expert; 0: expert_ffn_hidden
     shared_expert_gate: bool = False  # sigmoid gate Linear(hidden, 1) on the shared expert (Qwen2-MoE)
+    # hidden_act of a GELU MLP as the layer trace runs it (GPT-NeoX: "gelu_fast" and "gelu_new" are
+    # separate Python ops, activations.py; "" or "gelu": one kernel saving its input)
+    activation: str = ""
     # non-transformer models
     params_given: int = 0
     fwd_flops_per_sample: float = 0.0

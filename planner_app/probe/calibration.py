@@ -173,9 +173,28 @@ def _peak_or_none(gpu, bits):
         return None
 
 
+def _check_measurements(name: str, result: dict, collectives: dict | None) -> None:
+    """The measurements a profile is built from pass the same checks as when they arrived
+    (a worker's result, a collectives file): a NaN or negative rate never reaches the engine,
+    also from a profile saved before those checks existed."""
+    from planner_app.probe.cluster import check_result
+    from planner_app.probe.messages import MessageError, check_bench
+    from planner_app.specdb.schema import SpecDataError
+
+    try:
+        if result.get("gemm") or result.get("bandwidth"):
+            check_bench({"device": {}, "backend": "?", "gemm": [], "bandwidth": [], **result})
+        if collectives:
+            check_result(collectives, f"profile {name!r}")
+    except (MessageError, SpecDataError) as e:
+        raise InputError("calibration", f"profile {name!r} holds an impossible measurement ({e}); delete it and "
+                                        "measure again") from None
+
+
 def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch",
                         collectives: dict | None = None) -> CalibrationProfile:
     """Efficiencies measured by a probe run on ``gpu`` (its datasheet row)."""
+    _check_measurements(name, result, collectives)
     base = default_efficiency(gpu, framework)
     changes = {"source": f"calibration profile {name!r}"}
     curves, source = gemm_curves_from_result(result, gpu) if result.get("device", {}).get("kind") != "cpu" \
@@ -197,7 +216,7 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
         rows = [r for r in collectives.get("rows", []) if r["collective"] == "all_reduce"]
         if rows:
             best = max(r["busbw_gb_s"] if "busbw_gb_s" in r else r["busbw_gbps"] for r in rows)
-            if collectives.get("environment", {}).get("nodes", 1) > 1:
+            if ((collectives.get("environment") or {}).get("nodes") or 1) > 1:
                 inter = best
             else:
                 intra = best
@@ -273,6 +292,9 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
 
     udb = userdb or UserDB.open_default()
     rec = udb.profile(name)
+    damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
+    if rec is None and damaged:
+        raise InputError("calibration", damaged[0])
     if rec is None:
         names = [p["name"] for p in udb.profiles()]
         raise InputError("calibration", f"no calibration profile named {name!r}"

@@ -22,12 +22,21 @@ def _progress(fraction, text):
 
 
 def main(argv=None) -> int:
+    from planner_app.probe.procs import guard_worker
+
+    guard_worker()  # dies with its whole run when the parent goes (the runner started it)
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         emit({"type": "error", "message": "usage: worker TASK [JSON-ARGS]"})
         return 2
     task = argv[0]
-    args = json.loads(argv[1]) if len(argv) > 1 else {}
+    try:
+        args = json.loads(argv[1]) if len(argv) > 1 else {}
+    except (json.JSONDecodeError, RecursionError):
+        args = None
+    if not isinstance(args, dict):
+        emit({"type": "error", "message": "the task's arguments must be a JSON object"})
+        return 2
     try:
         if task == "bench":
             from planner_app.probe.bench import run_benchmarks

@@ -18,4 +18,7 @@ def open_catalog(userdb=None):
     except UserDBError as e:
         print(f"gpu-planner: warning: your database was not used: {e}", file=sys.stderr)
         return shipped_db()
-    return SpecDB(user_db=udb)
+    db = SpecDB(user_db=udb)
+    for line in db.user_problems:
+        print(f"gpu-planner: warning: {line}", file=sys.stderr)
+    return db

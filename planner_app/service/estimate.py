@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from planner_app.core.cost import PriceMix
 from planner_app.core.errors import InputError
 from planner_app.core.estimate import Overrides, estimate_inference, estimate_training
 from planner_app.core.setup import InferenceSetup, TrainingSetup
@@ -13,6 +12,7 @@ from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 # The estimate options, their defaults and the modes they apply to are declared once in
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).
 from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
+from planner_app.service.results import check_achieved_tflops, check_estimate, check_price_mix
 from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
                                          resolve_hardware, resolve_model, resolve_plan)
 
@@ -35,7 +35,7 @@ def build_request(args, db):
                                            calibration=load_calibration(getattr(args, "calibration", None)))
     overrides = Overrides(mfu=args.mfu, achieved_tflops=args.achieved_tflops)
     overrides.cny_per_usd = args.cny_per_usd or 7.10
-    overrides.price_mix = PriceMix.parse(args.price_mix) if args.price_mix else None
+    overrides.price_mix = check_price_mix(args.price_mix) if args.price_mix else None
     overrides.price_basis = getattr(args, "price", None)
     if hw.calibration is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "calibration profile {name!r} ({summary})"),
@@ -101,6 +101,12 @@ def training_setup_and_plan(args, model, hw, per_node, db, notes=None, dp=None):
                           recipe=recipe, gpu=hw.gpu.name, framework=args.framework))
     attention = args.attention or default_attention(args.framework, model)
     check_attention(model, attention, args.framework)
+    if attention == "eager" and (args.cp or 1) > 1:
+        # context parallelism splits the sequence over ranks inside the attention kernel (ring
+        # attention over flash/SDPA kernels: Megatron-Core's context parallel runs on
+        # TransformerEngine's fused attention); eager attention has no such split
+        raise InputError("attention", "--cp above 1 needs flash or sdpa attention (ring attention); eager has no "
+                                      "context-parallel form: use --attention flash or sdpa, or --cp 1")
     if not args.attention and attention != default_attention(args.framework) and notes is not None:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "attention eager: transformers runs {family} without SDPA "
                                                       "(--attention flash for FlashAttention-2)"), family=model.family))
@@ -129,8 +135,11 @@ def estimate_from_args(args, db) -> dict:
     else:
         setup, plan = training_setup_and_plan(args, model, hw, per_node, db, notes)
         out = estimate_training(model, hw, setup, plan, overrides)
+        check_achieved_tflops(args.achieved_tflops, out)
     out["assumptions"] = notes + out["assumptions"]
-    return _clean(out)
+    cause = ("mfu" if args.mfu else "achieved_tflops" if args.achieved_tflops else
+             "calibration" if getattr(args, "calibration", None) else "result")
+    return _clean(check_estimate(out, cause))
 
 
 def _clean(obj):

@@ -165,10 +165,15 @@ OPTIONS: tuple[Option, ...] = (
     _int("nics_per_node", QT_TRANSLATE_NOOP("Options", "network adapters per node (default: the instance's, else one "
                                                        "per GPU)"), hi=1024,
          scope="plan", label=QT_TRANSLATE_NOOP("Options", "NICs per node")),
-    Option("mfu", "float", QT_TRANSLATE_NOOP("Options", "override the efficiency model with this MFU"), minimum=0.0,
-           maximum=1.0, above_minimum=True, scope="plan", label=QT_TRANSLATE_NOOP("Options", "MFU")),
-    _pos("achieved_tflops", QT_TRANSLATE_NOOP("Options", "override: achieved TFLOP/s per GPU"), hi=1e6,
-         unit="TFLOP/s", scope="plan", label=QT_TRANSLATE_NOOP("Options", "Achieved TFLOP/s")),
+    # The overrides set the training step time (inference has its own speed model, which they
+    # never reached). Floors: 0.1% MFU and 1 GFLOP/s are below any GPU run; smaller values gave
+    # an infinite step (5e-324 divided the FLOPs to inf, then a ZeroDivisionError). The GPU's
+    # peak bounds --achieved-tflops in the service (service/results.py).
+    Option("mfu", "float", QT_TRANSLATE_NOOP("Options", "override the efficiency model with this MFU"), minimum=0.001,
+           maximum=1.0, scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "MFU")),
+    Option("achieved_tflops", "float", QT_TRANSLATE_NOOP("Options", "override: achieved TFLOP/s per GPU"),
+           minimum=0.001, maximum=1e6, unit="TFLOP/s", scope="plan", modes=TRAINING,
+           label=QT_TRANSLATE_NOOP("Options", "Achieved TFLOP/s")),
     Option("price_mix", "text", QT_TRANSLATE_NOOP("Options", "e.g. reserved_1yr=0.8,on_demand=0.2"), scope="scenario",
            label=QT_TRANSLATE_NOOP("Options", "Price mix")),
     _choice("price", QT_TRANSLATE_NOOP("Options", "price basis of cost.usd (default on_demand, else the first known "
@@ -239,7 +244,9 @@ def check_value(opt: Option, value):
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or "\n" in value:
             raise bad
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    # (math.isfinite of a 400-digit int raises OverflowError: ints are finite, and the range check bounds them)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
+                                                                          and not math.isfinite(value)):
         raise bad
     if opt.kind == "int":
         if value != int(value):
@@ -263,9 +270,9 @@ def parse_text(key, text: str):
     if opt.kind in ("int", "float"):
         try:
             value = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
+            return check_value(opt, value)
+        except (ValueError, InputError):  # the message shows the text as typed, not the float read from it
             raise InputError(opt.key, f"must be {opt.rule()}; got {_shown(text)}") from None
-        return check_value(opt, value)
     return check_value(opt, text)
 
 

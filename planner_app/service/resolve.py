@@ -10,8 +10,89 @@ from planner_app.core.estimate import Hardware, Overrides
 from planner_app.core.hf_config import load_hf_config
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.specdb.schema import one_line
 
 DEFAULT_FABRIC = "ib-ndr"
+
+
+# The whole-number fields of a Hugging Face config the engine reads (core/hf_config.py); a
+# value above 2^40 describes no model and would overflow the engine's float arithmetic.
+HF_INT_FIELDS = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads",
+                 "n_head", "num_key_value_heads", "intermediate_size", "n_inner", "max_position_embeddings",
+                 "n_positions", "head_dim", "type_vocab_size", "sliding_window", "num_local_experts",
+                 "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                 "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                 "v_head_dim")
+MAX_HF_INT = 1 << 40
+MAX_CONFIG_BYTES = 16 << 20  # a config.json is a few kB; DeepSeek-V3's is 1.7 kB
+
+
+def check_hf_config(cfg, source: str = "config.json") -> dict:
+    """A parsed config.json before the engine reads it: an object, every number finite, the
+    whole-number fields whole and in range. Errors name the field."""
+    if not isinstance(cfg, dict):
+        raise InputError("model", f"{source} must hold a JSON object (a Hugging Face config)")
+    stack = [("", cfg)]
+    while stack:
+        path, obj = stack.pop()
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+        for k, v in items:
+            where = one_line(f"{path}.{k}" if path else str(k))  # a key from the file, shown on one line
+            if isinstance(v, float) and v != v or isinstance(v, float) and v in (float("inf"), float("-inf")):
+                raise InputError(f"config.json: {where}", f"must be a finite number, got {v!r}")
+            if isinstance(v, (dict, list)):
+                stack.append((where, v))
+    for key in HF_INT_FIELDS:
+        v = cfg.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or not 0 <= v <= MAX_HF_INT:
+            raise InputError(f"config.json: {key}", f"must be a whole number from 0 to {MAX_HF_INT:,}, got "
+                                                    f"{str(v)[:40]!r}")
+    return cfg
+
+
+def _engine_model(build, source: str):
+    """The engine's ModelSpec from ``build()``; an error the engine did not phrase (a value of
+    a type it did not expect) becomes one line naming the config."""
+    try:
+        return build()
+    except InputError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, ZeroDivisionError) as e:
+        raise InputError("model", f"{source} cannot be read as a model config ({type(e).__name__}: "
+                                  f"{str(e)[:100]})") from None
+
+
+def _read_config_file(path: str) -> dict:
+    """The JSON of a config.json path: a regular file (a FIFO or device would block the read
+    forever), of a sane size, without NaN/Infinity, nested at most as deep as JSON allows."""
+    import json
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("model", f"no preset or file named {path!r}") from None
+    except OSError as e:
+        raise InputError("model", f"cannot read {path!r}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("model", f"{path!r} is not a regular file (a folder, pipe or device); give a config.json")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise InputError("model", f"{path!r} is {st.st_size:,} bytes; a config.json is at most "
+                                  f"{MAX_CONFIG_BYTES >> 20} MiB")
+
+    def refuse(name):
+        raise ValueError(f"{name} is not a JSON number")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.loads(f.read(), parse_constant=refuse)
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("model", f"cannot read {path!r}: {getattr(e, 'strerror', None) or e}") from None
+    except RecursionError:
+        raise InputError("model", f"{os.path.basename(path)} is nested too deeply to be a config.json") from None
+    except ValueError as e:  # JSONDecodeError included
+        raise InputError("config.json", f"{os.path.basename(path)} is not valid JSON ({str(e)[:100]})") from None
 
 
 def resolve_model(name_or_path, db):
@@ -19,13 +100,15 @@ def resolve_model(name_or_path, db):
     as a dict (a scenario file carries imported configs inline)."""
     if isinstance(name_or_path, dict):
         from planner_app.core.hf_config import model_from_hf_config
-        cfg = name_or_path.get("hf_config", name_or_path)
-        return model_from_hf_config(cfg, name_or_path.get("name") or cfg.get("_name_or_path") or "custom")
+        cfg = check_hf_config(name_or_path.get("hf_config", name_or_path), "the embedded config")
+        name = name_or_path.get("name") or cfg.get("_name_or_path") or "custom"
+        return _engine_model(lambda: model_from_hf_config(cfg, str(name)[:200]), "the embedded config")
     if not name_or_path or not str(name_or_path).strip():
         raise InputError("model", "must name a preset (gpu-planner models) or a config.json file")
     text = str(name_or_path).strip()
     if text.endswith(".json") or os.path.sep in text or os.path.exists(text):
-        return load_hf_config(text)
+        check_hf_config(_read_config_file(text), os.path.basename(text))
+        return _engine_model(lambda: load_hf_config(text), os.path.basename(text))
     return db.model(text)
 
 
@@ -96,13 +179,13 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
             notes.append(Text(QT_TRANSLATE_NOOP("Engine", "{instance}: the network is not in the spec data; "
                                                           "{fabric} assumed"),
                               instance=inst.instance_id, fabric=DEFAULT_FABRIC))
-        inter = db.fabric(fab_id)
+        inter = inter_fabric(db, fab_id)
         nics = nics_per_node or inst.nics or 1
     elif gpu:
         g = db.gpu(gpu)
         per_node = gpus_per_node or 8
         intra = intra_for_gpu(db, g)
-        inter = db.fabric(fabric or DEFAULT_FABRIC)
+        inter = inter_fabric(db, fabric or DEFAULT_FABRIC)
         nics = nics_per_node or per_node
         if not fabric:
             notes.append(Text(QT_TRANSLATE_NOOP("Engine", "inter-node network {fabric} with {nics} NICs per node "
@@ -114,6 +197,16 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
                       link=intra.name if intra else Text(QT_TRANSLATE_NOOP("Engine", "none"))))
     return Hardware(gpu=g, intra=intra, inter=inter, nics_per_node=nics, instance=inst,
                     calibration=calibration), per_node, notes
+
+
+def inter_fabric(db, fabric_id: str):
+    """An inter-node network by id; an intra-node link (NVLink, PCIe) named as the network
+    between nodes is an error naming ``fabric``."""
+    f = db.fabric(fabric_id)
+    if f.scope != "inter":
+        allowed = ", ".join(r["id"] for r in db.records["fabrics"] if r["scope"] == "inter")
+        raise InputError("fabric", f"{f.id} is a link inside a node, not a network between nodes; allowed: {allowed}")
+    return f
 
 
 def intra_for_gpu(db, g):

@@ -11,6 +11,7 @@ from planner_app.core.errors import InputError
 from planner_app.core.scaling import ScalingPoint, scaling_curve, skipped_node_counts
 
 DEFAULT_NODES = (1, 2, 4, 8, 16, 32, 64)
+MAX_NODES = 1 << 17  # x 8 GPUs: the option table's largest GPU count (MAX_GPUS = 2^20)
 
 
 @dataclass(frozen=True)
@@ -44,16 +45,23 @@ def _options(options: dict) -> SimpleNamespace:
         raise InputError(unknown[0], f"is not an estimate option; allowed: {', '.join(sorted(OPTION_DEFAULTS))}")
     if (options.get("mode") or "training") != "training":
         raise InputError("mode", "scaling curves are for training plans; the workload is inference")
+    for key in ("mfu", "achieved_tflops"):
+        if options.get(key):
+            # a fixed MFU or rate fixes the step time: no communication model, a flat 100% curve
+            raise InputError(key, "sets the step time directly, so every node count would scale perfectly; "
+                                  "scaling curves come from the engine's time model: remove it")
     return apply_cli_defaults(SimpleNamespace(**{k: v for k, v in options.items() if k != "mode"}), mode="training")
 
 
 def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> ScalingOutput | None:
     """The curves of ``request`` (None when ``cancelled()`` says so between networks)."""
     from planner_app.service.estimate import build_request, training_setup_and_plan
+    from planner_app.service.resolve import inter_fabric
+    from planner_app.service.results import check_estimate
 
     nodes = sorted({int(n) for n in request.nodes})
-    if not nodes or nodes[0] < 1:
-        raise InputError("nodes", "must be positive")
+    if not nodes or nodes[0] < 1 or nodes[-1] > MAX_NODES:
+        raise InputError("nodes", f"must be whole numbers from 1 to {MAX_NODES:,}")
     args = _options(request.options)
     model, hw, per_node, _overrides, notes = build_request(args, db)
     setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
@@ -63,8 +71,10 @@ def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> S
     for i, fid in enumerate(fabric_ids):
         if cancelled is not None and cancelled():
             return None
-        h = replace(hw, inter=db.fabric(fid))
+        h = replace(hw, inter=inter_fabric(db, fid))
         curves[fid] = scaling_curve(model, h, setup, plan, nodes, weak=request.weak)
+        for point in curves[fid]:
+            check_estimate({"scaling": vars(point)}, "calibration" if args.calibration else "result")
         nics[fid] = h.nics_per_node
         if progress:
             progress((i + 1) / len(fabric_ids), fid)

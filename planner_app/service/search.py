@@ -172,6 +172,10 @@ def run_search(request: SearchRequest, db, progress=None, cancelled=None) -> Sea
     if profile is not None:
         _add_calibration(res, profile)
         notes.append(f"calibration profile {profile.name!r} ({profile.summary()})")
+    from planner_app.service.results import check_estimate
+    for p in res.plans + res.pareto:  # a ranked plan is a result the engine returned: checked as an estimate
+        check_estimate({k: p[k] for k in ("time", "memory", "cost") if isinstance(p.get(k), dict)},
+                       "calibration" if profile is not None else "result")
     if progress:
         progress(1.0, "done")
     assumptions = [f"recipe {recipe}, framework {framework}, {OPTIMIZER_LABELS.get(optimizer, optimizer)}, "

@@ -135,6 +135,7 @@ class SpecDB:
                 r["origin"] = "shipped"
             self.records[kind] = rows
         self.user_db = user_db
+        self.user_problems: list[str] = []  # user rows skipped, one line each (database and row)
         if user_db is not None:
             self._merge_user_rows()
         self._check_references()
@@ -194,10 +195,17 @@ class SpecDB:
         return self.frame("models")
 
     def _merge_user_rows(self):
-        for kind in ("gpus", "instances", "fabrics", "models"):
-            rows = self.user_db.rows(kind)
+        """The user's rows over the shipped ones (the last row of a key wins). A user row that
+        does not match the catalog (an instance of an unknown GPU or fabric) is skipped and
+        flagged in ``user_problems`` with the database and the row, never fatal: the shipped
+        row of the same key, if any, stays."""
+        udb = self.user_db
+        for kind in ("gpus", "fabrics", "models", "instances"):  # instances refer to GPUs and fabrics
+            rows = udb.rows(kind)
             if not rows:
                 continue
+            if kind == "instances":
+                rows = [r for r in rows if self._user_instance_ok(r)]
             names = [c.name for c in FILES[kind]]
             user = [{**{n: r.get(n) for n in names}, "origin": "user"} for r in rows]
             keys = KEY_COLUMNS[kind]
@@ -205,7 +213,7 @@ class SpecDB:
             # The last row of each key wins and keeps its own place (pandas' drop_duplicates(keep="last")).
             last = {tuple(r[k] for k in keys): i for i, r in enumerate(merged)}
             self.records[kind] = [r for i, r in enumerate(merged) if last[tuple(r[k] for k in keys)] == i]
-        for o in self.user_db.price_overrides():
+        for o in udb.price_overrides():
             for r in self.records["instances"]:
                 if (r["provider"], r["region"], r["instance_id"]) != (o["provider"], o["region"], o["instance_id"]):
                     continue
@@ -213,6 +221,18 @@ class SpecDB:
                     if o.get(col) not in (None, ""):
                         r[col] = o[col]
                 r["origin"] = "user price"
+        self.user_problems += [p for p in udb.problems if p not in self.user_problems]
+
+    def _user_instance_ok(self, row: dict) -> bool:
+        gpu_ids = {r["id"] for r in self.records["gpus"]}
+        fabric_ids = {r["id"] for r in self.records["fabrics"]}
+        bad = [("gpu_id", "GPU")] if row["gpu_id"] not in gpu_ids else []
+        bad += [(col, "fabric") for col in ("fabric_id", "intra_node_link") if row[col] and row[col] not in fabric_ids]
+        for col, what in bad:
+            key = f"{row['provider']}:{row['region']}:{row['instance_id']}"
+            self.user_problems.append(f"{self.user_db.path}: your instance {key!r}: {col} {row[col]!r} is not a "
+                                      f"{what} id of the catalog; it is kept in the database and skipped")
+        return not bad
 
     def _check_references(self):
         gpu_ids = {r["id"] for r in self.records["gpus"]}

@@ -13,10 +13,22 @@ DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text):
+    """``text`` with control characters (newlines included) written as escapes."""
+    if not isinstance(text, str):
+        return text
+    return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 class SpecDataError(ValueError):
     """A spec file breaks its schema: names the file, line (1 = header) and column."""
 
     def __init__(self, path: str, line: int | None, column: str | None, message: str):
+        # a column or message may carry text from the file (a key with a newline): shown escaped, one line
+        path, column, message = one_line(path), one_line(column), one_line(message)
         self.path, self.line, self.column, self.message = path, line, column, message
         where = path
         if line is not None:

@@ -4,7 +4,14 @@ data directory, WAL journal, one transaction per write, schema versioned with
 ``PRAGMA user_version`` and migrated forward; never the shipped files.
 
 A database that cannot be read (corrupted, or written by a newer version of the app) is
-left untouched and reported in one clear message: nothing is overwritten or lost.
+left untouched and reported in one clear message: nothing is overwritten or lost. So is one
+that cannot be written (a read-only folder, a full disk, a lock held too long): the message
+says which. A stored row that no longer reads (invalid JSON, a value the schema refuses) is
+kept in the file, skipped, and listed in ``problems`` with the database and the row.
+
+Several processes may open a new database at once (the app and a CLI on first run): each
+migration step runs under an exclusive lock and re-reads the version inside it, so exactly
+one of them applies it.
 """
 from __future__ import annotations
 
@@ -47,6 +54,33 @@ class UserDBError(RuntimeError):
     """The user's database cannot be used; the message says why and what was kept."""
 
 
+OPEN_WAIT_S = 15.0  # how long opening waits for another process's lock (first run: several at once)
+
+
+class _Busy(Exception):
+    def __init__(self, error):
+        self.error = error
+
+
+def _is_busy(e: sqlite3.Error) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def _explain(path: str, e: sqlite3.Error, doing: str) -> str:
+    """One line for an SQLite failure: which database, what went wrong, what was kept."""
+    text = str(e).lower()
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+        why = "cannot be written (read-only file or folder?)"
+    elif "locked" in text or "busy" in text:
+        why = "is locked by another program (another copy of the app?); try again"
+    elif "full" in text or "disk i/o" in text:
+        why = "cannot be written: the disk is full or failing"
+    else:
+        why = f"failed ({e})"
+    return f"{path} {why} while {doing}; nothing in it was changed"
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
@@ -56,22 +90,51 @@ class UserDB:
 
     def __init__(self, path: str):
         self.path = path
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.problems: list[str] = []  # stored rows that were skipped, one line each
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        except OSError as e:
+            raise UserDBError(f"the folder of {path} cannot be created ({e.strerror or e})") from None
+        # Another process creating or migrating the same new database holds its lock for a
+        # moment; switching to WAL does not wait on SQLite's busy handler, so retry a while.
+        deadline = time.monotonic() + OPEN_WAIT_S
+        while True:
+            try:
+                self._open(path)
+                return
+            except _Busy as e:
+                if time.monotonic() > deadline:
+                    raise UserDBError(_explain(path, e.error, "opening it")) from None
+                time.sleep(0.02)
+
+    def _open(self, path: str) -> None:
         if os.path.exists(path):
             self._check_readable(path)
         try:
             self.conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+        except sqlite3.Error as e:
+            raise UserDBError(_explain(path, e, "opening it")) from None
+        try:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise UserDBError(f"{path} was written by a newer version of the app (schema {version}, this "
+                                  f"version reads up to {SCHEMA_VERSION}); it was not changed: update the app to "
+                                  "use it")
+            self._migrate(version)
+        except UserDBError:
+            self.conn.close()
+            raise
+        except sqlite3.OperationalError as e:
+            self.conn.close()
+            if _is_busy(e):
+                raise _Busy(e) from None
+            raise UserDBError(_explain(path, e, "opening it")) from None
         except sqlite3.DatabaseError as e:
+            self.conn.close()
             raise UserDBError(f"{path} is not a readable database ({e}); it was left as it is: move it away "
                               "to start a new one") from None
-        if version > SCHEMA_VERSION:
-            self.conn.close()
-            raise UserDBError(f"{path} was written by a newer version of the app (schema {version}, this version "
-                              f"reads up to {SCHEMA_VERSION}); it was not changed: update the app to use it")
-        self._migrate(version)
 
     @classmethod
     def open_default(cls) -> "UserDB":
@@ -79,8 +142,11 @@ class UserDB:
 
     @staticmethod
     def _check_readable(path: str) -> None:
-        with open(path, "rb") as f:
-            head = f.read(16)
+        try:
+            with open(path, "rb") as f:
+                head = f.read(16)
+        except OSError as e:
+            raise UserDBError(f"{path} cannot be read ({e.strerror or e}); it was left as it is") from None
         if head and head != b"SQLite format 3\x00":
             raise UserDBError(f"{path} is not an SQLite database (corrupted?); it was left as it is: move it "
                               "away to start a new one")
@@ -90,6 +156,10 @@ class UserDB:
                 ok = c.execute("PRAGMA quick_check").fetchone()[0]
             finally:
                 c.close()
+        except sqlite3.OperationalError as e:  # locked, or a file we may not read: not corruption
+            if _is_busy(e):
+                raise _Busy(e) from None
+            raise UserDBError(_explain(path, e, "checking it")) from None
         except sqlite3.DatabaseError as e:
             raise UserDBError(f"{path} is corrupted ({e}); it was left as it is: move it away to start a new "
                               "one") from None
@@ -97,16 +167,23 @@ class UserDB:
             raise UserDBError(f"{path} failed its integrity check ({ok}); it was left as it is")
 
     def _migrate(self, version: int) -> None:
+        """Each step under an exclusive lock, with the version read again inside it: another
+        process may have migrated between our first read and the lock (first run of the app
+        and a CLI at once once failed with "table custom_gpus already exists")."""
         while version < SCHEMA_VERSION:
-            script = MIGRATIONS[version]
+            self.conn.execute("BEGIN EXCLUSIVE")
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                for stmt in [s for s in script.split(";") if s.strip()]:
+                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                if version >= SCHEMA_VERSION:
+                    self.conn.execute("COMMIT")
+                    break
+                for stmt in [s for s in MIGRATIONS[version].split(";") if s.strip()]:
                     self.conn.execute(stmt)
                 self.conn.execute(f"PRAGMA user_version = {version + 1}")
                 self.conn.execute("COMMIT")
-            except sqlite3.DatabaseError:
-                self.conn.execute("ROLLBACK")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             version += 1
 
@@ -158,9 +235,38 @@ class UserDB:
         with self._tx():
             self.conn.execute(f"DELETE FROM {table} WHERE {keycol} = ?", (key,))
 
+    def _flag(self, what: str, problem: str) -> None:
+        line = f"{self.path}: {what} {problem}; it is kept in the database and skipped"
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def _decode(self, what: str, text):
+        """A stored JSON object, or None (flagged) when it does not read as one."""
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError, RecursionError) as e:
+            self._flag(what, f"is not valid JSON ({str(e)[:80]})")
+            return None
+        if not isinstance(value, dict):
+            self._flag(what, "is not a JSON object")
+            return None
+        return value
+
     def rows(self, kind: str) -> list[dict]:
+        """The user's rows of ``kind`` that still pass the schema; the others are flagged."""
         table = _ROW_TABLES[kind]
-        return [json.loads(r[0]) for r in self.conn.execute(f"SELECT row_json FROM {table} ORDER BY rowid")]
+        keycol = "key" if kind == "instances" else "id"
+        out = []
+        for key, text in self.conn.execute(f"SELECT {keycol}, row_json FROM {table} ORDER BY rowid"):
+            what = f"your {kind[:-1]} {key!r}"
+            row = self._decode(what, text)
+            if row is None:
+                continue
+            try:
+                out.append(self.validate_row(kind, row))
+            except SpecDataError as e:
+                self._flag(what, f"has a bad {e.column or 'value'} ({e.message})")
+        return out
 
     def set_price_override(self, provider: str, region: str, instance_id: str, **prices) -> None:
         allowed = {"price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr", "currency", "price_date"}
@@ -173,7 +279,14 @@ class UserDB:
                               (f"{provider}:{region}:{instance_id}", json.dumps(row), _now()))
 
     def price_overrides(self) -> list[dict]:
-        return [json.loads(r[0]) for r in self.conn.execute("SELECT row_json FROM price_overrides")]
+        out = []
+        for key, text in self.conn.execute("SELECT key, row_json FROM price_overrides ORDER BY rowid"):
+            row = self._decode(f"your price override {key!r}", text)
+            if row is not None and all(isinstance(row.get(k), str) for k in ("provider", "region", "instance_id")):
+                out.append(row)
+            elif row is not None:
+                self._flag(f"your price override {key!r}", "names no instance")
+        return out
 
     # ---- probe results ------------------------------------------------------------------
     def save_profile(self, name: str, result: dict, gpu_id: str | None = None, device: str | None = None) -> None:
@@ -185,7 +298,12 @@ class UserDB:
 
     def profiles(self) -> list[dict]:
         rows = self.conn.execute("SELECT name, gpu_id, device, created, result_json FROM probe_profiles ORDER BY created")
-        return [{"name": n, "gpu_id": g, "device": d, "created": c, "result": json.loads(r)} for n, g, d, c, r in rows]
+        out = []
+        for n, g, d, c, r in rows:
+            result = self._decode(f"calibration profile {n!r}", r)
+            if result is not None:
+                out.append({"name": n, "gpu_id": g, "device": d, "created": c, "result": result})
+        return out
 
     def profile(self, name: str) -> dict | None:
         for p in self.profiles():
@@ -208,8 +326,13 @@ class UserDB:
     def validations(self, gpu: str | None = None) -> list[dict]:
         q = "SELECT created, gpu, recipe, model, measured_json, estimate_json, peak_gap, step_gap FROM validation_runs"
         rows = self.conn.execute(q + (" WHERE gpu = ?" if gpu else "") + " ORDER BY id", (gpu,) if gpu else ())
-        return [{"created": c, "gpu": g, "recipe": r, "model": m, "measured": json.loads(a), "estimate": json.loads(b),
-                 "peak_gap": pg, "step_gap": sg} for c, g, r, m, a, b, pg, sg in rows]
+        out = []
+        for c, g, r, m, a, b, pg, sg in rows:
+            measured, est = self._decode(f"validation run of {c}", a), self._decode(f"validation run of {c}", b)
+            if measured is not None and est is not None:
+                out.append({"created": c, "gpu": g, "recipe": r, "model": m, "measured": measured, "estimate": est,
+                            "peak_gap": pg, "step_gap": sg})
+        return out
 
     def add_collectives(self, name: str, result: dict) -> None:
         with self._tx():
@@ -218,17 +341,36 @@ class UserDB:
 
     def collectives(self) -> list[dict]:
         rows = self.conn.execute("SELECT created, name, result_json FROM collective_results ORDER BY id")
-        return [{"created": c, "name": n, "result": json.loads(r)} for c, n, r in rows]
+        out = []
+        for c, n, r in rows:
+            result = self._decode(f"collective result {n!r} of {c}", r)
+            if result is not None:
+                out.append({"created": c, "name": n, "result": result})
+        return out
 
     # ---- transactions -------------------------------------------------------------------
     def _tx(self):
-        conn = self.conn
+        """One write transaction; an SQLite failure (read-only, locked, full) becomes one
+        UserDBError line, and the transaction is rolled back (nothing half-written)."""
+        conn, path = self.conn, self.path
 
         class _T:
             def __enter__(self_inner):
-                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as e:
+                    raise UserDBError(_explain(path, e, "saving")) from None
 
             def __exit__(self_inner, exc_type, exc, tb):
-                conn.execute("ROLLBACK" if exc_type else "COMMIT")
+                if exc_type is None:
+                    try:
+                        conn.execute("COMMIT")
+                        return False
+                    except sqlite3.Error as e:
+                        exc_type, exc = type(e), e
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise UserDBError(_explain(path, exc, "saving")) from None
                 return False
         return _T()

@@ -206,3 +206,17 @@ def test_probe_validate_reports_the_error_with_and_without_the_profile(monkeypat
     from planner_app.specdb.userdb import UserDB
     stored = UserDB.open_default().validations("h200-sxm")
     assert len(stored) == 2 and stored[0]["estimate"]["settings"]["micro_batch"] == 4
+
+
+@pytest.mark.parametrize("key, value", [("fwd_s", 0.0), ("wgrad_s", float("nan")), ("m", 0), ("tflops", -1.0)])
+def test_impossible_model_gemm_rows_are_refused(key, value):
+    """The worker's model-shaped rows pass the same checks as its other measurements: a zero or
+    NaN time never reaches a calibration curve."""
+    from planner_app.probe.messages import MessageError, check_bench
+
+    cal = _load("probe_calibration_h200_2.json")
+    r = {k: cal[k] for k in ("device", "backend", "gemm", "model_gemm", "gemm_best_tflops", "bandwidth", "notes")}
+    assert check_bench(r) is r
+    r["model_gemm"][3][key] = value
+    with pytest.raises(MessageError, match=rf"model_gemm\[3\]\.{key}"):
+        check_bench(r)

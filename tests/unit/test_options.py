@@ -57,7 +57,7 @@ def test_every_entry_path_refuses_a_bad_value_naming_the_option(key, value, tmp_
 def test_the_cli_refuses_the_same_values(capsys):
     assert main(["estimate", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--mfu", "-0.1"]) == 2
     err = capsys.readouterr().err
-    assert "--mfu" in err and "above 0 to 1" in err and len(err.strip().splitlines()) == 1
+    assert "--mfu" in err and "from 0.001 to 1" in err and len(err.strip().splitlines()) == 1
     assert main(["estimate", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--gpus", "1e30"]) == 2
     assert "1,048,576" in capsys.readouterr().err
 
