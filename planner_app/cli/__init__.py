@@ -167,7 +167,12 @@ def build_parser(document: bool = True) -> Parser:
     add_arguments(pr, (own["timeout"],))
     pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
     pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
-    pr.add_argument("--validate", metavar="MODEL", help="also train MODEL for a few steps and compare")
+    pr.add_argument("--validate", metavar="MODEL[,MODEL]",
+                    help="also train each MODEL for a few steps and compare, with and without the calibration "
+                         "profile this probe measures")
+    pr.add_argument("--model-shapes", metavar="MODEL[,MODEL]",
+                    help="also measure the GEMMs of these models' layers (at --validate-args' micro_batch x seq_len "
+                         "tokens), sustained; validated models are measured anyway")
     pr.add_argument("--validate-args", metavar="K=V,...",
                     help="validation settings: recipe, micro_batch, seq_len, attention, recompute, optimizer, steps")
 

@@ -17,6 +17,11 @@
   cost of every op, so small layers are CPU-bound (the ``pytorch`` framework's floor is
   fitted to the single-GPU runs; fused frameworks launch fewer, larger kernels).
 A probe calibration profile replaces e_max, e_bw and the attention curve with measured ones.
+When it measured GEMMs at the model's own (M, N, K) shapes, run back to back at sustained clocks
+(probe/bench.py ``model_gemms``), it carries a curve of efficiency against FLOPs per precision
+(``Efficiency.gemm_curves``) that replaces e_max and t_0 for that precision: each point is one
+linear layer's forward, data-gradient and weight-gradient GEMMs together, the three the engine
+charges per layer and micro-batch (``layer_time``: forward + 2x forward).
 """
 from __future__ import annotations
 
@@ -41,6 +46,9 @@ class Efficiency:
     bw_reduction: float = 0.53
     launch_s: float = 4e-6
     source: str = "defaults measured on an H200 (tests/data/training_runs_h200.json)"
+    # measured GEMM efficiency against FLOPs: ((bits, (log FLOPs, ...), (efficiency, ...)), ...),
+    # log FLOPs increasing; empty: the e_max / t_0 law above for every precision
+    gemm_curves: tuple = ()
 
     def with_changes(self, **kw) -> "Efficiency":
         return replace(self, **kw)
@@ -90,10 +98,32 @@ def default_efficiency(gpu, framework: str = "pytorch") -> Efficiency:
 ALIGNMENT_SPEED = {1: 0.17, 2: 0.33, 4: 0.6, 8: 1.0}
 
 
-def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0):
+def gemm_curve(eff: Efficiency, bits: int):
+    """(log FLOPs, efficiency) arrays of the measured curve for ``bits``-bit GEMMs, or None."""
+    for b, xs, es in eff.gemm_curves:
+        if b == bits:
+            return np.asarray(xs, dtype=float), np.asarray(es, dtype=float)
+    return None
+
+
+def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0, bits: int = 16):
     """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs; ``speed``: its
-    ALIGNMENT_SPEED. Scalars or arrays."""
-    return flops / (peak_tflops * 1e12 * eff.gemm_max * speed) + eff.gemm_overhead_s
+    ALIGNMENT_SPEED. Scalars or arrays. With a measured curve for ``bits``: the efficiency
+    interpolated in log FLOPs between its points, the end point's beyond the largest; below
+    the smallest, the e_max / t_0 law scaled to meet the curve there (small GEMMs keep their
+    per-kernel overhead)."""
+    law = flops / (peak_tflops * 1e12 * eff.gemm_max * speed) + eff.gemm_overhead_s
+    curve = gemm_curve(eff, bits) if eff.gemm_curves else None
+    if curve is None:
+        return law
+    xs, es = curve
+    f = np.maximum(flops, 1.0)
+    t_curve = f / (peak_tflops * 1e12 * np.interp(np.log(f), xs, es) * speed)
+    f0 = float(np.exp(xs[0]))
+    scale = (f0 / (peak_tflops * 1e12 * es[0] * speed)) / (f0 / (peak_tflops * 1e12 * eff.gemm_max * speed)
+                                                          + eff.gemm_overhead_s)
+    t = np.where(f < f0, law * scale, t_curve)
+    return t if is_array(flops) or is_array(speed) else float(t)
 
 
 def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 16):
@@ -157,7 +187,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
             local_k, local_n, div = k, n / tp, tp
         else:
             local_k, local_n, div = k, n, 1
-        t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits)), floor)
+        t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits), bits), floor)
         fwd = fwd + t
         bwd = bwd + bwd_gemms * t
     # fused attention runs at its inputs' precision (fp32 q/k/v under QLoRA's prepare_model_for_kbit_training)
@@ -174,7 +204,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
             attn_b = attn_b / MASKED_ATTENTION_SPEED
     if profile.bmm_flops:
         f = profile.bmm_flops * tokens * seq_len / tp
-        t = top(gemm_time_s(f / 2, peak_a, eff), floor) * 2  # QK^T and PV
+        t = top(gemm_time_s(f / 2, peak_a, eff, 1.0, attn_bits), floor) * 2  # QK^T and PV
         attn_f = attn_f + t
         attn_b = attn_b + 2 * t
     mem_f = mem_b = score_f = 0.0

@@ -1,14 +1,44 @@
 """Calibration profiles: probe results saved under a name; when selected they replace the
-engine's default efficiencies (GEMM efficiency and per-GEMM overhead from the measured
-rate-vs-size curve, memory-bound kernel efficiency from the measured copy bandwidth,
-intra/inter-node bus bandwidth from a collective probe)."""
+engine's default efficiencies (GEMM efficiency per precision from the measured rate-vs-FLOPs
+curve, memory-bound kernel efficiency scaled by the measured copy bandwidth over the reference
+H200's, intra/inter-node bus
+bandwidth from a collective probe).
+
+GEMMs: when the probe measured GEMMs at model shapes (``model_gemm`` rows: a linear layer's
+forward, data- and weight-gradient GEMMs at the plan's tokens x layer widths, run back to
+back at sustained clocks), the profile carries their efficiency curve; otherwise only the
+default e_max scaled by the isolated square sweep's best over the reference H200's. The
+isolated rate itself overstates what a training step gets (H200: 8192^3 alone 785 TFLOP/s,
+tests/data/probe_h200.json; the engine's default, fitted to whole training steps, is 0.72 of
+989): used as e_max it made every validated H200 step 5-9% too fast (docs/validation.md).
+
+The rule: a profile never moves a validated run's step time away from its measurement. When
+``probe --validate`` runs exist for the profile's GPU (``guard_profile``), the profile is kept
+as measured if no validated run ends further from its measurement than without it; otherwise
+its GEMM curve and bandwidth are moved back toward the defaults by the least fraction that
+leaves every validated run at least as close as the defaults do (all the way: discarded).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
 
 from planner_app.core.compute import Efficiency, default_efficiency
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
+
+DTYPE_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8}
+GUARD_STEPS = 20
+# The probe's 2 GiB fp32 copy on the H200 the defaults were measured on: 4214 GB/s read+write of
+# the 4800 GB/s datasheet (tests/data/probe_reference_h200.json, benchmarks/probe_reference.py;
+# the probe itself measured 4028 and 4206 there: tests/data/probe_h200.json,
+# probe_calibration_h200.json). The engine's memory-bound efficiency (0.78 of HBM) is what the
+# kernels of a training step get, less than such a copy: a profile scales it by the measured copy
+# over this reference, rather than replacing it with the copy's fraction (which made every H200
+# step 2-5% too fast: docs/validation.md, "Calibration").
+REFERENCE_COPY_FRACTION = 4214.19 / 4800.0
+# Its best isolated bf16 GEMM (8192^3): 785.8 TFLOP/s of 989 (the same file).
+REFERENCE_GEMM_FRACTION = 785.81 / 989.0  # the fraction kept is searched from 1 down to 0 in steps of 1/GUARD_STEPS
 
 
 @dataclass
@@ -20,18 +50,47 @@ class CalibrationProfile:
     intra_busbw_gb_s: float | None = None
     inter_busbw_gb_s: float | None = None
     created: str = ""
+    gemm_source: str = "square"  # "model": sustained model-shaped GEMMs; "square": isolated square sweep
+    kept_fraction: float | None = None  # set by guard_profile: 1 kept, 0 discarded, None not checked
+    checks: list = field(default_factory=list)  # guard_profile's per-run errors
 
     def summary(self) -> Text:
         e = self.efficiency
-        parts = [Text(QT_TRANSLATE_NOOP("Engine", "GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM"),
-                      gemm=e.gemm_max, us=e.gemm_overhead_s * 1e6),
-                 Text(QT_TRANSLATE_NOOP("Engine", "memory-bound kernels {bw:.0%} of HBM bandwidth"),
-                      bw=e.bw_elementwise)]
+        parts = []
+        for bits, _xs, es in e.gemm_curves:
+            if bits == 16:
+                parts.append(Text(QT_TRANSLATE_NOOP("Engine", "16-bit GEMMs {lo:.0%}-{hi:.0%} of peak at the "
+                                                              "models' shapes, sustained"), lo=min(es), hi=max(es)))
+        if not e.gemm_curves:
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM"),
+                              gemm=e.gemm_max, us=e.gemm_overhead_s * 1e6))
+        parts.append(Text(QT_TRANSLATE_NOOP("Engine", "memory-bound kernels {bw:.0%} of HBM bandwidth"),
+                          bw=e.bw_elementwise))
         if self.intra_busbw_gb_s:
             parts.append(Text(QT_TRANSLATE_NOOP("Engine", "intra-node bus bandwidth {gb_s:.0f} GB/s"),
                               gb_s=self.intra_busbw_gb_s))
+        parts.append(self.guard_text())
         return Text(QT_TRANSLATE_NOOP("Engine", "measured on {device} {date}: {parts}"), device=self.device,
                     date=self.created, parts=TextList(QT_TRANSLATE_NOOP("Engine", ", "), parts))
+
+    def guard_text(self) -> Text:
+        """What the never-worse rule did with this profile."""
+        n = len(self.checks)
+        if self.kept_fraction is None:
+            return Text(QT_TRANSLATE_NOOP("Engine", "no validated run on this GPU to check it against (rule: a profile "
+                                                    "never moves a validated run's step time away from its "
+                                                    "measurement)"))
+        if self.kept_fraction >= 1.0:
+            return Text(QT_TRANSLATE_NOOP("Engine", "kept as measured: it moves none of {n} validated run(s) away "
+                                                    "from the measured step time"), n=n)
+        if self.kept_fraction <= 0.0:
+            return Text(QT_TRANSLATE_NOOP("Engine", "GEMM and bandwidth terms discarded (defaults used): any part of "
+                                                    "them moves one of {n} validated run(s) away from the measured "
+                                                    "step time"), n=n)
+        return Text(QT_TRANSLATE_NOOP("Engine", "GEMM and bandwidth terms moved {pct:.0%} back toward the defaults, "
+                                                "so that none of {n} validated run(s) is further from its measured "
+                                                "step time than without the profile"),
+                    pct=1.0 - self.kept_fraction, n=n)
 
 
 def fit_gemm_curve(rows: list[dict], peak_tflops: float) -> tuple[float, float]:
@@ -53,6 +112,65 @@ def fit_gemm_curve(rows: list[dict], peak_tflops: float) -> tuple[float, float]:
     resid = sorted(t - f / (peak_tflops * 1e12 * e_max) for f, t in pts)
     t0 = max(resid[len(resid) // 2], 0.0)
     return e_max, t0
+
+
+def efficiency_curve(points: list[tuple[float, float]], peak_tflops: float) -> tuple[tuple, tuple]:
+    """(log FLOPs, efficiency) of measured (FLOPs, seconds) points, increasing in FLOPs; points
+    of equal FLOPs (within 0.1%) are pooled (their times summed over their FLOPs)."""
+    pooled: list[list[float]] = []
+    for f, t in sorted(points):
+        if pooled and f <= pooled[-1][0] * 1.001:
+            pooled[-1][1] += f
+            pooled[-1][2] += t
+        else:
+            pooled.append([f, f, t])
+    xs = tuple(math.log(f0) for f0, _, _ in pooled)
+    es = tuple(min(max(fs / (tt * peak_tflops * 1e12), 1e-3), 1.0) for _, fs, tt in pooled)
+    return xs, es
+
+
+def model_gemm_points(rows: list[dict]) -> list[tuple[float, float]]:
+    """(FLOPs of one GEMM, seconds) per model-shaped row: 2MNK and the mean of the forward, data
+    gradient and weight gradient GEMMs, the three the engine charges for one linear layer (3 x
+    the forward's time: core/compute.py ``layer_time``)."""
+    return [(2.0 * r["m"] * r["n"] * r["k"], (r["fwd_s"] + r["dgrad_s"] + r["wgrad_s"]) / 3) for r in rows]
+
+
+def gemm_curves_from_result(result: dict, gpu) -> tuple[tuple, str]:
+    """(Efficiency.gemm_curves, source) of a probe result's model-shaped rows, per precision
+    measured; ((), "square") when it has none (an older probe, or a backend without them)."""
+    curves = []
+    model_rows = result.get("model_gemm", [])
+    for dtype in ("bf16", "fp16", "fp32", "fp8"):
+        bits = DTYPE_BITS[dtype]
+        rows = [r for r in model_rows if r["dtype"] == dtype]
+        if not rows or any(c[0] == bits for c in curves):
+            continue
+        peak = gpu.peak_tflops(bits, dtype) if bits == 16 else _peak_or_none(gpu, bits)
+        if peak:
+            xs, es = efficiency_curve(model_gemm_points(rows), peak)
+            curves.append((bits, xs, es))
+    return tuple(curves), "model" if curves else "square"
+
+
+def square_gemm_max(result: dict, gpu, base: Efficiency) -> float | None:
+    """Without model-shaped rows: the default e_max scaled by the best isolated 16-bit square
+    GEMM's fraction of peak over the reference H200's (REFERENCE_GEMM_FRACTION); the isolated
+    rate itself overstates a training step's GEMMs (module docstring)."""
+    for dtype in ("bf16", "fp16"):
+        rows = [r for r in result.get("gemm", []) if r["dtype"] == dtype]
+        peak = gpu.peak_tflops(16, dtype)
+        if rows and peak:
+            best = max(r["tflops"] for r in rows)
+            return min(base.gemm_max * (best / peak) / REFERENCE_GEMM_FRACTION, 1.0)
+    return None
+
+
+def _peak_or_none(gpu, bits):
+    try:
+        return gpu.peak_tflops(bits)
+    except InputError:
+        return None
 
 
 def _check_measurements(name: str, result: dict, collectives: dict | None) -> None:
@@ -79,16 +197,18 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
     _check_measurements(name, result, collectives)
     base = default_efficiency(gpu, framework)
     changes = {"source": f"calibration profile {name!r}"}
-    for dtype, attr in (("bf16", "bf16_tflops"), ("fp16", "fp16_tflops")):
-        rows = [r for r in result.get("gemm", []) if r["dtype"] == dtype]
-        peak = getattr(gpu, attr, 0.0)
-        if rows and peak:
-            e_max, t0 = fit_gemm_curve(rows, peak)
-            changes.update(gemm_max=e_max, gemm_overhead_s=t0)
-            break
+    curves, source = gemm_curves_from_result(result, gpu) if result.get("device", {}).get("kind") != "cpu" \
+        else ((), "square")
+    if curves:
+        changes["gemm_curves"] = curves
+    elif result.get("device", {}).get("kind") != "cpu":
+        e_max = square_gemm_max(result, gpu, base)
+        if e_max:
+            changes["gemm_max"] = e_max
     copy = next((b for b in result.get("bandwidth", []) if b["kind"] == "copy"), None)
     if copy and gpu.mem_bw_gb_s and result.get("device", {}).get("kind") != "cpu":
-        frac = min(copy["gbps"] / gpu.mem_bw_gb_s, 1.0)
+        # relative to the copy the defaults are anchored to (REFERENCE_COPY_FRACTION)
+        frac = min(base.bw_elementwise * (copy["gbps"] / gpu.mem_bw_gb_s) / REFERENCE_COPY_FRACTION, 1.0)
         changes["bw_elementwise"] = frac
         changes["bw_reduction"] = frac * base.bw_reduction / base.bw_elementwise
     intra = inter = None
@@ -102,11 +222,71 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
                 intra = best
     return CalibrationProfile(name=name, device=result.get("device", {}).get("name", "?"), gpu_id=gpu.id,
                               efficiency=base.with_changes(**changes), intra_busbw_gb_s=intra,
-                              inter_busbw_gb_s=inter)
+                              inter_busbw_gb_s=inter, gemm_source=source)
 
 
-def load_profile(name: str, userdb=None, specdb=None) -> CalibrationProfile:
-    """A saved profile by name, from the user's database."""
+def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -> Efficiency:
+    """``measured`` moved back toward ``base``: every GEMM-curve point's time, the GEMM law's time
+    per FLOP and overhead, and the bandwidth terms' time per byte become base + keep x (measured -
+    base); keep 0 gives ``base``'s GEMM law and bandwidths (the curve dropped), 1 ``measured``."""
+    if keep >= 1.0:
+        return measured
+    if keep <= 0.0:
+        return measured.with_changes(gemm_curves=(), gemm_max=base.gemm_max, gemm_overhead_s=base.gemm_overhead_s,
+                                     bw_elementwise=base.bw_elementwise, bw_reduction=base.bw_reduction)
+    curves = []
+    for bits, xs, es in measured.gemm_curves:
+        peak = _peak_or_none(gpu, bits) or 1.0
+        new = []
+        for x, e in zip(xs, es):
+            f = math.exp(x)
+            t_base = f / (peak * 1e12 * base.gemm_max) + base.gemm_overhead_s
+            t_meas = f / (peak * 1e12 * e)
+            new.append(f / (peak * 1e12 * (t_base + keep * (t_meas - t_base))))
+        curves.append((bits, xs, tuple(new)))
+
+    def rate(b, m):  # time per unit of work blended: 1/x' = 1/b + keep x (1/m - 1/b)
+        return 1.0 / (1.0 / b + keep * (1.0 / m - 1.0 / b))
+    return measured.with_changes(gemm_curves=tuple(curves), gemm_max=rate(base.gemm_max, measured.gemm_max),
+                                 gemm_overhead_s=base.gemm_overhead_s + keep * (measured.gemm_overhead_s
+                                                                               - base.gemm_overhead_s),
+                                 bw_elementwise=rate(base.bw_elementwise, measured.bw_elementwise),
+                                 bw_reduction=rate(base.bw_reduction, measured.bw_reduction))
+
+
+def guard_profile(profile: CalibrationProfile, gpu, cases: list[dict], framework: str = "pytorch") -> CalibrationProfile:
+    """Apply the never-worse rule (module docstring) in place and return the profile.
+
+    ``cases``: validated runs on this GPU, each {"label", "measured_s", "step_s"} where
+    ``step_s(efficiency)`` is the engine's step time of that run with the given efficiencies.
+    ``profile.checks`` gets, per run, the error without the profile, with the profile as
+    measured, and with the profile as kept."""
+    if not cases:
+        return profile
+    base = default_efficiency(gpu, framework)
+    measured = profile.efficiency
+
+    def errors(eff):
+        return [c["step_s"](eff) / c["measured_s"] - 1.0 for c in cases]
+
+    err_base, err_meas = errors(base), errors(measured)
+    keep, err_kept = 0.0, err_base
+    for i in range(GUARD_STEPS, 0, -1):
+        k = i / GUARD_STEPS
+        errs = err_meas if k == 1.0 else errors(blend_efficiency(base, measured, k, gpu))
+        if all(abs(e) <= abs(b) + 1e-12 for e, b in zip(errs, err_base)):
+            keep, err_kept = k, errs
+            break
+    profile.efficiency = blend_efficiency(base, measured, keep, gpu)
+    profile.kept_fraction = keep
+    profile.checks = [{"label": c["label"], "measured_s": c["measured_s"], "error_without": b, "error_measured": m,
+                       "error_kept": k} for c, b, m, k in zip(cases, err_base, err_meas, err_kept)]
+    return profile
+
+
+def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> CalibrationProfile:
+    """A saved profile by name, from the user's database, with the never-worse rule applied
+    against the validated runs stored there for its GPU (``guard``)."""
     from planner_app.specdb.catalog import shipped_db
     from planner_app.specdb.userdb import UserDB
 
@@ -129,4 +309,16 @@ def load_profile(name: str, userdb=None, specdb=None) -> CalibrationProfile:
     p.created = rec["created"][:10]
     if p.device == "?" and rec.get("device"):
         p.device = rec["device"]
+    if guard:
+        from planner_app.service.validation import validated_cases
+
+        runs = udb.validations(gpu.id)
+        # the rule re-estimates every stored run ~20 times: once per profile and set of runs
+        key = (str(getattr(udb, "path", id(udb))), name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
+        if key not in _GUARDED:
+            _GUARDED[key] = guard_profile(p, gpu, validated_cases(db, runs, gpu))
+        return replace(_GUARDED[key])
     return p
+
+
+_GUARDED: dict = {}

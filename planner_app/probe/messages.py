@@ -57,6 +57,13 @@ def check_bench(r: dict) -> dict:
         _num(k, f"result.gemm[{i}].tflops", g.get("tflops"), 0.0, MAX_TFLOPS, above=True)
         if "median_s" in g:
             _num(k, f"result.gemm[{i}].median_s", g["median_s"], 0.0, above=True)
+    for i, g in enumerate(_list_of_dicts(k, "result.model_gemm", r.get("model_gemm", []))):
+        _text(k, f"result.model_gemm[{i}].dtype", g.get("dtype"), 20)
+        for dim in ("m", "n", "k"):
+            _num(k, f"result.model_gemm[{i}].{dim}", g.get(dim), 1)
+        for t in ("fwd_s", "dgrad_s", "wgrad_s"):  # a calibration curve divides by them
+            _num(k, f"result.model_gemm[{i}].{t}", g.get(t), 0.0, above=True)
+        _num(k, f"result.model_gemm[{i}].tflops", g.get("tflops"), 0.0, MAX_TFLOPS, above=True)
     for i, b in enumerate(_list_of_dicts(k, "result.bandwidth", r.get("bandwidth"))):
         _text(k, f"result.bandwidth[{i}].kind", b.get("kind"), 40)
         _num(k, f"result.bandwidth[{i}].gbps", b.get("gbps"), 0.0, MAX_GBPS, above=True)

@@ -41,7 +41,8 @@ def main(argv=None) -> int:
         if task == "bench":
             from planner_app.probe.bench import run_benchmarks
 
-            result = run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress)
+            result = run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress,
+                                    model_shapes=args.get("model_shapes"))
         elif task == "validate":
             from planner_app.probe.validate import run_validation
 

@@ -1,6 +1,10 @@
-"""Real-run validation: the settings of a validation run, the engine's estimate for it, and
-the gap between the two (the probe CLI and the Probe page)."""
+"""Real-run validation: the settings of a validation run, the engine's estimate for it (with
+and without a calibration profile), the gap between estimate and measurement (the probe CLI and
+the Probe page), the model-shaped GEMMs a probe measures for it, and the validated runs a
+calibration profile is checked against (probe/calibration.py ``guard_profile``)."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from planner_app.core.errors import InputError
 
@@ -32,28 +36,105 @@ def parse_validate_args(text: str | None) -> dict:
     return out
 
 
-def validation_case(db, model_name: str, settings: dict, gpu):
-    """(worker args, engine estimate) for a real-run validation of ``model_name``."""
+def _setup(settings: dict):
+    from planner_app.core.setup import TrainingSetup
+
+    # the validation loop's optimizer is torch.optim.AdamW with no arguments: foreach on CUDA
+    # (torch/optim/adamw.py, _default_to_fused_or_foreach), as probe/validate.py says
+    return TrainingSetup(micro_batch=settings["micro_batch"], seq_len=settings["seq_len"], recipe=settings["recipe"],
+                         optimizer=settings["optimizer"], attention=settings["attention"],
+                         recompute=settings["recompute"], framework="pytorch", optimizer_impl="foreach")
+
+
+def estimate_case(model, settings: dict, gpu, efficiency=None):
+    """The engine's estimate of a validation run; ``efficiency``: a calibration profile's
+    efficiencies (None: the defaults)."""
     from planner_app.core.estimate import Hardware, estimate_training
+    from planner_app.core.setup import ParallelPlan
+
+    cal = SimpleNamespace(efficiency=efficiency) if efficiency is not None else None
+    return estimate_training(model, Hardware(gpu=gpu, calibration=cal), _setup(settings), ParallelPlan(), extras=False)
+
+
+def validation_case(db, model_name: str, settings: dict, gpu):
+    """(model, worker args, engine estimate) for a real-run validation of ``model_name``."""
     from planner_app.core.hf_config import model_to_hf_config
-    from planner_app.core.setup import ParallelPlan, TrainingSetup
     from planner_app.service.resolve import resolve_model
 
     model = resolve_model(model_name, db)
-    setup = TrainingSetup(micro_batch=settings["micro_batch"], seq_len=settings["seq_len"], recipe=settings["recipe"],
-                          optimizer=settings["optimizer"], attention=settings["attention"],
-                          recompute=settings["recompute"], framework="pytorch")
-    est = estimate_training(model, Hardware(gpu=gpu), setup, ParallelPlan(), extras=False) if gpu else None
+    est = estimate_case(model, settings, gpu) if gpu else None
     args = dict(settings, hf_config=model_to_hf_config(model))
     return model, args, est
 
 
-def compare_validation(measured: dict, est: dict | None) -> dict:
+def model_gemm_shapes(db, model_name: str, settings: dict) -> list[tuple[int, int, int]]:
+    """The (M, N, K) of every distinct 16-bit GEMM of ``model_name``'s layers under ``settings``:
+    M = tokens per micro-batch, N and K the layer's output and input widths (the engine's
+    layer traces, core/trace ``gemms``)."""
+    from planner_app.core.activations import model_profiles, window_mask
+    from planner_app.core.setup import recipe_bytes
+    from planner_app.service.resolve import resolve_model
+
+    model = resolve_model(model_name, db)
+    setup = _setup(settings)
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
+                          window_mask(model, setup.seq_len), False, False, None)
+    m = setup.micro_batch * setup.seq_len
+    shapes = []
+    for part in (prof.dense, prof.moe, prof.embed, prof.head):
+        for g in (part.gemms if part else []):
+            k, n, _split, bits = g[:4]
+            shape = (int(m), int(n), int(k))
+            if bits in (16, 0) and rb.gemm_bits == 16 and shape not in shapes:
+                shapes.append(shape)
+    return shapes
+
+
+def compare_validation(measured: dict, est: dict | None, est_calibrated: dict | None = None) -> dict:
+    """Measured against estimated: ``step_gap`` without a profile, ``step_gap_calibrated`` with
+    the profile (as measured and as kept by the never-worse rule) when one is given."""
     if est is None or measured.get("oom"):
         return {"measured": measured, "estimate": None}
     peak_m = measured["peak_abs_bytes"]
     step_m = measured.get("step_ms_median", 0) / 1e3
     peak_e = est["memory"]["peak_bytes"]
     step_e = est["time"]["step_s"]
-    return {"measured": measured, "estimate": {"peak_bytes": peak_e, "step_s": step_e, "fits": est["memory"]["fits"]},
-            "peak_gap": peak_e / peak_m - 1 if peak_m else None, "step_gap": step_e / step_m - 1 if step_m else None}
+    out = {"measured": measured, "estimate": {"peak_bytes": peak_e, "step_s": step_e, "fits": est["memory"]["fits"]},
+           "peak_gap": peak_e / peak_m - 1 if peak_m else None, "step_gap": step_e / step_m - 1 if step_m else None}
+    if est_calibrated is not None and step_m:
+        out["estimate_calibrated"] = {"step_s": est_calibrated["time"]["step_s"]}
+        out["step_gap_calibrated"] = est_calibrated["time"]["step_s"] / step_m - 1
+    return out
+
+
+def validated_cases(db, validations: list[dict], gpu) -> list[dict]:
+    """The stored validation runs on ``gpu`` that can be re-estimated (model and settings kept
+    with them), as ``guard_profile`` cases: {"label", "measured_s", "step_s"(efficiency)}."""
+    from planner_app.service.resolve import resolve_model
+
+    cases = []
+    for v in validations:
+        est = v.get("estimate") or {}
+        settings, ref = est.get("settings"), est.get("model_ref")
+        step_ms = (v.get("measured") or {}).get("step_ms_median")
+        if not settings or not ref or not step_ms or (v.get("measured") or {}).get("oom"):
+            continue
+        try:
+            model = resolve_model(ref, db)
+        except InputError:
+            continue
+
+        def step_s(eff, model=model, settings=settings):
+            return estimate_case(model, settings, gpu, eff)["time"]["step_s"]
+        cases.append({"label": f"{ref} b{settings['micro_batch']}s{settings['seq_len']} {settings['recipe']}",
+                      "measured_s": step_ms / 1e3, "step_s": step_s})
+    return cases
+
+
+def record_validation(udb, gpu, model, model_ref: str, settings: dict, measured: dict, v: dict) -> None:
+    """Store a validation run with what re-estimating it needs (model reference and settings),
+    so that calibration profiles of this GPU are checked against it (``validated_cases``)."""
+    udb.add_validation(gpu.id, settings["recipe"], model.name, measured,
+                       dict(v.get("estimate") or {}, model_ref=model_ref, settings=settings),
+                       v.get("peak_gap"), v.get("step_gap"))

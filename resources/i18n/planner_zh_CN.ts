@@ -563,6 +563,10 @@
         <translation>推理速度按使用融合内核和 CUDA Graphs 的推理服务引擎计算（解码每步读取全部权重和 KV 缓存）；Hugging Face eager 模式的 generate 受 CPU 限制，慢得多（docs/validation.md）</translation>
     </message>
     <message>
+        <source>16-bit GEMMs {lo:.0%}-{hi:.0%} of peak at the models&apos; shapes, sustained</source>
+        <translation>16 位 GEMM 在模型形状下持续运行时达峰值的 {lo:.0%}-{hi:.0%}</translation>
+    </message>
+    <message>
         <source>GEMM {gemm:.0%} of peak, +{us:.0f} us per GEMM</source>
         <translation>GEMM 达峰值的 {gemm:.0%}，每次 GEMM 另加 {us:.0f} 微秒</translation>
     </message>
@@ -577,6 +581,22 @@
     <message>
         <source>measured on {device} {date}: {parts}</source>
         <translation>测量于 {device}（{date}）：{parts}</translation>
+    </message>
+    <message>
+        <source>no validated run on this GPU to check it against (rule: a profile never moves a validated run&apos;s step time away from its measurement)</source>
+        <translation>此 GPU 上没有可供核对的验证运行（规则：校准配置绝不让已验证运行的单步时间偏离其实测值）</translation>
+    </message>
+    <message>
+        <source>kept as measured: it moves none of {n} validated run(s) away from the measured step time</source>
+        <translation>按实测保留：它没有让 {n} 个已验证运行中的任何一个偏离实测单步时间</translation>
+    </message>
+    <message>
+        <source>GEMM and bandwidth terms discarded (defaults used): any part of them moves one of {n} validated run(s) away from the measured step time</source>
+        <translation>已舍弃 GEMM 与带宽项（改用默认值）：其任何部分都会让 {n} 个已验证运行中的某一个偏离实测单步时间</translation>
+    </message>
+    <message>
+        <source>GEMM and bandwidth terms moved {pct:.0%} back toward the defaults, so that none of {n} validated run(s) is further from its measured step time than without the profile</source>
+        <translation>GEMM 与带宽项向默认值回调 {pct:.0%}，使 {n} 个已验证运行中没有任何一个比不用校准配置时更偏离实测单步时间</translation>
     </message>
     <message>
         <source>{name}: {m:.1f}M parameters (non-transformer)</source>
@@ -1767,6 +1787,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>{dev}（{backend}）：最佳 GEMM {t:,.1f} {unit}</translation>
     </message>
     <message>
+        <source>Validation: peak memory {p}, step time {s} against the estimate without a profile, {c} with this probe&apos;s profile</source>
+        <translation>验证：峰值显存 {p}，单步时间与不用校准配置的估算相差 {s}，与使用本次探测校准配置的估算相差 {c}</translation>
+    </message>
+    <message>
         <source>Running…</source>
         <translation>运行中…</translation>
     </message>
@@ -1801,10 +1825,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Validation runs preset models; choose a preset on the Workload page</source>
         <translation>验证只支持预设模型；请在“工作负载”页选择一个预设</translation>
-    </message>
-    <message>
-        <source>Validation: peak memory {p}, step time {s} against the estimate</source>
-        <translation>验证：峰值显存 {p}，单步耗时 {s}，已与估算对比</translation>
     </message>
 </context>
 <context>

@@ -290,11 +290,23 @@ class ProbePage(QWidget):
     def run_benchmarks(self, *, timeout_s: float = 900.0):
         self.runner = ProbeRunner(timeout_s=timeout_s)
         runner = self.runner
-        args = {"backend": self.backend.value(), "quick": self.quick.isChecked()}
+        args = {"backend": self.backend.value(), "quick": self.quick.isChecked(), "model_shapes": self._model_shapes()}
         self._busy(True)
         self.status.setText(self.tr("Running…"))
         self.slot.start(lambda progress, cancelled: ("bench", runner.run("bench", args, progress=progress)),
                         on_cancel=runner.cancel)
+
+    def _model_shapes(self) -> list:
+        """The GEMM shapes of the Workload page's preset model at the validation settings (the
+        probe measures them sustained, with its typical set); none for an imported model."""
+        from planner_app.service.validation import model_gemm_shapes, parse_validate_args
+        model_ref = self.doc.data.get("workload", {}).get("model")
+        if not isinstance(model_ref, str):
+            return []
+        try:
+            return model_gemm_shapes(self.db, model_ref, parse_validate_args(None))
+        except Exception:  # noqa: BLE001 - an unknown model only loses its shapes; the typical set stays
+            return []
 
     def cancel(self):
         self.slot.cancel()
@@ -396,7 +408,8 @@ class ProbePage(QWidget):
             return
         settings = parse_validate_args(None)
         try:
-            _model, wargs, est = validation_case(self.db, model_ref, settings, self.gpu)
+            model, wargs, est = validation_case(self.db, model_ref, settings, self.gpu)
+            self._validation_case = (model, settings)
         except Exception as e:  # noqa: BLE001 - shown inline
             self.status.setText(str(e))
             return
@@ -408,9 +421,29 @@ class ProbePage(QWidget):
                         on_cancel=runner.cancel)
 
     def _show_validation(self, measured):
-        from planner_app.service.validation import compare_validation
-        v = compare_validation(measured, getattr(self, "_validation_estimate", None))
+        from planner_app.service.validation import compare_validation, estimate_case
+        est_cal = None
+        if self.result is not None and self.gpu is not None and getattr(self, "_validation_case", None):
+            from planner_app.probe.calibration import profile_from_result
+            model, settings = self._validation_case
+            try:
+                est_cal = estimate_case(model, settings, self.gpu, profile_from_result("probe", self.result,
+                                                                                       self.gpu).efficiency)
+            except Exception:  # noqa: BLE001 - the line then shows the uncalibrated gap alone
+                est_cal = None
+        v = compare_validation(measured, getattr(self, "_validation_estimate", None), est_cal)
+        if v.get("estimate") and getattr(self, "_validation_case", None):
+            from planner_app.service.validation import record_validation
+            model, settings = self._validation_case
+            try:  # profiles of this GPU are checked against it (probe/calibration.py guard_profile)
+                record_validation(self._udb(), self.gpu, model, self.doc.data["workload"].get("model"), settings,
+                                  measured, v)
+            except Exception:  # noqa: BLE001 - an unwritable user database loses the record, not the result
+                pass
         gap = v.get("peak_gap")
         step = v.get("step_gap")
-        self.status.setText(self.tr("Validation: peak memory {p}, step time {s} against the estimate").format(
-            p="–" if gap is None else f"{gap:+.1%}", s="–" if step is None else f"{step:+.1%}"))
+        cal = v.get("step_gap_calibrated")
+        self.status.setText(self.tr("Validation: peak memory {p}, step time {s} against the estimate without a "
+                                    "profile, {c} with this probe's profile").format(
+            p="–" if gap is None else f"{gap:+.1%}", s="–" if step is None else f"{step:+.1%}",
+            c="–" if cal is None else f"{cal:+.1%}"))
