@@ -142,12 +142,12 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         out["memory"]["largest_micro_batch"] = largest_micro_batch(model, setup, plan, cap)
         out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
     _add_margin(out["memory"])
-    timing.add_training_time(out, model, hw, setup, plan, overrides)
+    st = timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
     if extras and model.is_transformer:
         from planner_app.core.advice import advice_text, advise
 
-        summary, changes = advise(model, hw, setup, plan)
+        summary, changes = advise(model, hw, setup, plan, base=(mem, st.step_s))
         out["advice"] = {"text": advice_text(summary, changes),
                          "changes": [{"change": c.label, "fits": c.fits, "saves_bytes": c.saves_bytes,
                                       "time_change": c.time_change, "gpus": c.gpus} for c in changes]}
