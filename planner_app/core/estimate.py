@@ -3,7 +3,7 @@ JSON object of PRODUCT.md's CLI contract (``gpu-planner estimate --json``)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from planner_app.core import timing
 from planner_app.core.errors import InputError
@@ -34,14 +34,6 @@ class Overrides:
     mfu: float | None = None
     achieved_tflops: float | None = None
     price_basis: str | None = None  # cost.usd at this price (PRICE_KINDS); None: on-demand, else the first known
-
-
-@dataclass
-class Estimate:
-    data: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return self.data
 
 
 def _layout(plan: ParallelPlan) -> dict:
