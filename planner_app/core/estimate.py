@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from planner_app.core import timing
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
-from planner_app.core.inference import inference_memory, largest_batch, longest_context
 from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
@@ -220,6 +219,8 @@ def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
 
 def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                        overrides: Overrides | None = None) -> dict:
+    from planner_app.core.inference import inference_memory, largest_batch, longest_context  # training needs none
+
     cap = hw.gpu.capacity_bytes
     im = inference_memory(model, setup, tp, cap)
     out = {
