@@ -6,7 +6,7 @@ as ``python -m planner_app ...`` subprocesses and prints median/min/max wall sec
 the ratio of the median to the goal. ``--imports`` adds the slowest imports of the first
 case (``python -X importtime``, cumulative microseconds)::
 
-    python benchmarks/cli_speed.py [--runs 10] [--imports]
+    python benchmarks/cli_speed.py [--runs 20] [--imports]
 """
 import argparse
 import compileall
@@ -71,7 +71,7 @@ def top_imports(args: list[str], env: dict, top: int = 25) -> list[tuple[int, in
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=10, help="processes per case (default 10)")
+    ap.add_argument("--runs", type=int, default=20, help="processes per case (default 20)")
     ap.add_argument("--imports", action="store_true", help="also print the slowest imports of the first case")
     opts = ap.parse_args()
     env = _env()
@@ -81,11 +81,13 @@ def main() -> None:
     compileall.compile_dir(os.path.join(ROOT, "planner_app"), quiet=1)
     timed_runs(CASES["training, instance"], 1, env)  # warm the file cache first
     for name, args in CASES.items():
+        load0 = os.getloadavg()[0]
         t, cpu = timed_runs(args, opts.runs, env)
         med = statistics.median(t)
+        # the load average beside each case: other processes on the machine make the wall time
         print(f"{name:20s} wall median {med:.3f} s  min {min(t):.3f} s  max {max(t):.3f} s  "
               f"({med / GOAL_S:.2f}x the {GOAL_S} s goal); CPU median {statistics.median(cpu):.3f} s  "
-              f"({opts.runs} runs)")
+              f"({opts.runs} runs, load average {load0:.2f}-{os.getloadavg()[0]:.2f})")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     if opts.imports:
         print(f"\nslowest imports of `{' '.join(CASES['training, instance'])}` (cumulative ms, self ms):")

@@ -3,6 +3,8 @@ probe/report). Errors exit 2 with one line naming the option and what is allowed
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import json
 import os
 import sys
@@ -107,24 +109,20 @@ def _document(parser) -> None:
         action.help = text
 
 
-def build_parser(document: bool = True) -> Parser:
-    """The whole command line; ``document=False`` skips filling in help texts and defaults
-    (main does, unless help is asked for: it keeps the engine's import off ``gpu-planner gui``'s
-    start-up)."""
+def _add_estimate(sub) -> None:
     from planner_app.service.options import add_arguments
-
-    ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
-    ap.add_argument("--version", action="version", version=f"gpu-planner {__version__}")
-    sub = ap.add_subparsers(dest="command", parser_class=Parser)
-
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
     _add_workload_options(e)
     add_arguments(e, ("mode",) + INFERENCE_ARGS)
     e.add_argument("--json", action="store_true")
 
+
+def _add_models(sub) -> None:
     m = sub.add_parser("models", help="list model presets")
     m.add_argument("--json", action="store_true")
 
+
+def _add_specs(sub) -> None:
     s = sub.add_parser("specs", help="list GPUs, instances or fabrics; import a SkyPilot or gpuhunt catalog")
     s.add_argument("kind", choices=("gpus", "instances", "fabrics", "import"))
     s.add_argument("file", nargs="?", help="specs import: a SkyPilot vms.csv, or a gpuhunt catalog (zip or CSV)")
@@ -137,6 +135,9 @@ def build_parser(document: bool = True) -> Parser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true")
 
+
+def _add_search(sub) -> None:
+    from planner_app.service.options import add_arguments
     sr = sub.add_parser("search", help="find the best parallel layout and instance")
     own = _command_options()
     g = sr.add_mutually_exclusive_group(required=True)
@@ -153,6 +154,8 @@ def build_parser(document: bool = True) -> Parser:
     add_arguments(sr, (own["top"], own["min_headroom_pct"], own["search_price"]))
     sr.add_argument("--json", action="store_true")
 
+
+def _add_scaling(sub) -> None:
     sc = sub.add_parser("scaling", help="throughput and efficiency against node count")
     _add_workload_options(sc)
     sc.add_argument("--nodes", help="node counts, comma-separated (default 1,2,4,...,64)")
@@ -160,11 +163,14 @@ def build_parser(document: bool = True) -> Parser:
     sc.add_argument("--weak", action="store_true", help="weak scaling: global batch grows with the nodes")
     sc.add_argument("--json", action="store_true")
 
+
+def _add_probe(sub) -> None:
+    from planner_app.service.options import add_arguments
     pr = sub.add_parser("probe", help="inventory and microbenchmarks of the local GPUs")
     pr.add_argument("--backend", choices=("auto", "torch", "cupy", "numpy"), default="auto")
     pr.add_argument("--quick", action="store_true")
     pr.add_argument("--json", action="store_true")
-    add_arguments(pr, (own["timeout"],))
+    add_arguments(pr, (_command_options()["timeout"],))
     pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
     pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
     pr.add_argument("--validate", metavar="MODEL[,MODEL]",
@@ -176,11 +182,15 @@ def build_parser(document: bool = True) -> Parser:
     pr.add_argument("--validate-args", metavar="K=V,...",
                     help="validation settings: recipe, micro_batch, seq_len, attention, recompute, optimizer, steps")
 
+
+def _add_cluster(sub) -> None:
     from planner_app.cli import cluster as cli_cluster
     cli_cluster.add_parser(sub, _positive_int)
     from planner_app.cli import host_probe as cli_host_probe
     cli_host_probe.add_parser(sub, _positive_int)
 
+
+def _add_report(sub) -> None:
     rp = sub.add_parser("report", help="PDF sizing report from a scenario file")
     rp.add_argument("scenario")
     rp.add_argument("-o", "--output", required=True)
@@ -188,9 +198,31 @@ def build_parser(document: bool = True) -> Parser:
     rp.add_argument("--format", choices=("pdf", "html", "json", "csv"))
     rp.add_argument("--paper", choices=("A4", "Letter"), default="A4")
 
+
+def _add_gui(sub) -> None:
     gui = sub.add_parser("gui", help="open the desktop app")
     gui.add_argument("--smoke-test", action="store_true", help="open, visit every page, exit 0")
     gui.add_argument("scenario", nargs="?")
+
+
+# The commands in --help order, each with the function that declares its arguments.
+COMMANDS = {"estimate": _add_estimate, "models": _add_models, "specs": _add_specs, "search": _add_search,
+            "scaling": _add_scaling, "probe": _add_probe, "cluster": _add_cluster, "report": _add_report,
+            "gui": _add_gui}
+
+
+def build_parser(document: bool = True, command: str | None = None) -> Parser:
+    """The whole command line; ``document=False`` skips filling in help texts and defaults
+    (main does, unless help is asked for: it keeps the engine's import off ``gpu-planner gui``'s
+    start-up). ``command``: the top level with that one command only, which parses its
+    arguments as the whole parser does (main builds no more: the others' ~110 arguments cost
+    ~5 ms of a 0.2 s ``gpu-planner estimate``)."""
+    ap = Parser(prog="gpu-planner", description="Size GPU clusters and cloud GPU servers.")
+    ap.add_argument("--version", action="version", version=f"gpu-planner {__version__}")
+    sub = ap.add_subparsers(dest="command", parser_class=Parser)
+    for name, add in COMMANDS.items():
+        if command in (None, name):
+            add(sub)
     if document:
         _document(ap)
     return ap
@@ -235,11 +267,30 @@ def _flag_of(parser, dest: str) -> str | None:
     return None
 
 
+def _no_cyclic_gc_until_exit() -> None:
+    """For a command run as its own process: Python's cyclic garbage collector off, and at exit
+    every object frozen, so that the interpreter's shutdown does not traverse them all again.
+    ``gpu-planner estimate`` leaves only a few kB of cyclic garbage (argparse's parsers refer to
+    their groups) and closes its database itself; the collector cost it ~7 ms of CPU while it
+    ran (most of it while numpy loads) and its shutdown ~16 ms, of ~0.15 s (benchmarks/cli_speed.py)."""
+    gc.disable()
+    atexit.register(gc.freeze)
+
+
 def main(argv=None) -> int:
+    """The ``gpu-planner`` command; ``argv`` None: this process's command line (the console
+    script, ``python -m planner_app``, the bundle), and the process exits when main returns."""
+    own_process = argv is None
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["estimate"]:
+        if own_process:
+            _no_cyclic_gc_until_exit()
         _import_numpy_single_threaded()
-    parser = build_parser(document=any(a in ("-h", "--help") for a in argv))
+    help_asked = any(a in ("-h", "--help") for a in argv)
+    # a command's arguments need only that command's parser (an unknown command, the top
+    # level's options and help get the whole one)
+    command = argv[0] if argv[:1] and argv[0] in COMMANDS and not help_asked else None
+    parser = build_parser(document=help_asked, command=command)
     try:
         args = parser.parse_args(argv)
     except UsageError as e:

@@ -11,11 +11,17 @@ from planner_app.service.pricing import native_amount, price_source
 
 def run(args) -> int:
     db = open_catalog()
-    out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), db)
-    if args.json:
-        print(json.dumps(out, indent=1))
-    else:
-        print(format_text(out, price_source(db, args.instance, args.cny_per_usd)))
+    try:
+        out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), db)
+        if args.json:
+            print(json.dumps(out, indent=1))
+        else:
+            print(format_text(out, price_source(db, args.instance, args.cny_per_usd)))
+    finally:
+        # Closed here, not left to the garbage collector (a connection is in a reference cycle
+        # with its statement cache): the command's process skips that collection at exit.
+        if db.user_db is not None:
+            db.user_db.close()
     return 0
 
 

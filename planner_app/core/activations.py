@@ -55,6 +55,12 @@ def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framew
                    mask: bool, selective: bool, fp8: bool, lora=None) -> ModelProfiles:
     """Simulate the embedding, the dense and MoE layer kinds and the head of ``model``
     (``lora``: a core/lora.LoraSpec for LoRA/QLoRA fine-tuning)."""
+    if selective and framework != "megatron":
+        # Selective recomputation changes only what the layers keep: the profiles without it,
+        # score terms dropped (one simulation less for the advice's and the search's variants)
+        plain = model_profiles(model, act_kind, grad_bytes, attention, framework, mask, False, fp8, lora)
+        return replace(plain, dense=_drop_score_terms(plain.dense) if plain.dense else None,
+                       moe=_drop_score_terms(plain.moe) if plain.moe else None)
     seq_hint = 1 << 30 if mask else 1  # only decides whether a sliding-window mask exists
     spec = HFLayerSpec(act_kind, grad_bytes, attention, seq_hint, lora)
     dense = moe = None
@@ -70,9 +76,6 @@ def model_profiles(model, act_kind: str, grad_bytes: int, attention: str, framew
         dense = simulate(*layers_hf.layer_trace(model, spec, moe_layer=False))
     if model.moe_layers:
         moe = simulate(*layers_hf.layer_trace(model, spec, moe_layer=True))
-    if selective:
-        dense = _drop_score_terms(dense) if dense else None
-        moe = _drop_score_terms(moe) if moe else None
     embed = simulate(*layers_hf.embedding_trace(model, spec))
     head = simulate(*layers_hf.head_trace(model, spec))
     mask_bytes = 0.0

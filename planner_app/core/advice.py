@@ -97,11 +97,13 @@ def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, 
     return None
 
 
-def advise(model, hw, setup, plan, limit: int = 8) -> tuple[dict, list[Change]]:
-    """(summary of the plan as it is, ranked changes)."""
+def advise(model, hw, setup, plan, limit: int = 8, base=None) -> tuple[dict, list[Change]]:
+    """(summary of the plan as it is, ranked changes). ``base``: the plan's own (MemoryResult,
+    step seconds) where the caller has them already (the estimate does), else computed here."""
     cap = hw.gpu.capacity_bytes
-    base_mem = training_memory(model, setup, plan, cap)
-    base_t = step_time(model, hw, setup, plan).step_s
+    if base is None:
+        base = training_memory(model, setup, plan, cap), step_time(model, hw, setup, plan).step_s
+    base_mem, base_t = base
     summary = {"fits": bool(base_mem.fits), "over_bytes": base_mem.device_bytes - cap, "step_s": base_t}
     changes, singles = [], []
     for label, s, p in _variants(model, setup, plan):

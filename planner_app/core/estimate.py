@@ -3,12 +3,11 @@ JSON object of PRODUCT.md's CLI contract (``gpu-planner estimate --json``)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from planner_app.core import timing
 from planner_app.core.errors import InputError
 from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
-from planner_app.core.inference import inference_memory, largest_batch, longest_context
 from planner_app.core.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
 from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
@@ -34,14 +33,6 @@ class Overrides:
     mfu: float | None = None
     achieved_tflops: float | None = None
     price_basis: str | None = None  # cost.usd at this price (PRICE_KINDS); None: on-demand, else the first known
-
-
-@dataclass
-class Estimate:
-    data: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return self.data
 
 
 def _layout(plan: ParallelPlan) -> dict:
@@ -142,12 +133,12 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         out["memory"]["largest_micro_batch"] = largest_micro_batch(model, setup, plan, cap)
         out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
     _add_margin(out["memory"])
-    timing.add_training_time(out, model, hw, setup, plan, overrides)
+    st = timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
     if extras and model.is_transformer:
         from planner_app.core.advice import advice_text, advise
 
-        summary, changes = advise(model, hw, setup, plan)
+        summary, changes = advise(model, hw, setup, plan, base=(mem, st.step_s))
         out["advice"] = {"text": advice_text(summary, changes),
                          "changes": [{"change": c.label, "fits": c.fits, "saves_bytes": c.saves_bytes,
                                       "time_change": c.time_change, "gpus": c.gpus} for c in changes]}
@@ -228,6 +219,8 @@ def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
 
 def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                        overrides: Overrides | None = None) -> dict:
+    from planner_app.core.inference import inference_memory, largest_batch, longest_context  # training needs none
+
     cap = hw.gpu.capacity_bytes
     im = inference_memory(model, setup, tp, cap)
     out = {

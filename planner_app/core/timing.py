@@ -346,8 +346,9 @@ def _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak) 
                     peak_tflops=peak, gpus=plan.gpus, comm_s=dp_comm, compute_s=n_acc * t_mb + opt_s)
 
 
-def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
-    """Fill the ``flops``, ``time`` and ``cost`` keys of an estimate."""
+def add_training_time(out: dict, model, hw, setup, plan, overrides) -> StepTime:
+    """Fill the ``flops``, ``time`` and ``cost`` keys of an estimate; returns the model's
+    step time (before any --mfu / --achieved-tflops override) for the advice to compare with."""
     st = step_time(model, hw, setup, plan)
     step_s = st.step_s
     assumptions = out["assumptions"]
@@ -414,6 +415,7 @@ def add_training_time(out: dict, model, hw, setup, plan, overrides) -> None:
     if "gpu_hours" not in cost and setup.tokens == 0:
         out["assumptions"].append(Text(QT_TRANSLATE_NOOP("Engine", "no --tokens: time to train and cost need a token "
                                                                    "budget")))
+    return st
 
 
 def inference_time(model, hw, setup, tp: int = 1) -> dict:

@@ -291,12 +291,16 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
     from planner_app.specdb.userdb import UserDB
 
     udb = userdb or UserDB.open_default()
-    rec = udb.profile(name)
-    damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
+    try:
+        rec = udb.profile(name)
+        damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
+        names = [p["name"] for p in udb.profiles()] if rec is None and not damaged else []
+    finally:
+        if userdb is None:
+            udb.close()  # opened here: closed here, not left to the garbage collector
     if rec is None and damaged:
         raise InputError("calibration", damaged[0])
     if rec is None:
-        names = [p["name"] for p in udb.profiles()]
         raise InputError("calibration", f"no calibration profile named {name!r}"
                                         + (f"; saved: {', '.join(names)}" if names else
                                            "; save one with gpu-planner probe --save NAME"))

@@ -3,12 +3,11 @@ GUI and scenario files."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from planner_app.core.errors import InputError
-from planner_app.core.estimate import Hardware, Overrides
+from planner_app.core.estimate import Hardware
 from planner_app.core.hf_config import load_hf_config
-from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup
+from planner_app.core.setup import ParallelPlan
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.specdb.schema import one_line
 
@@ -150,17 +149,6 @@ def check_attention(model, attention: str, framework: str) -> None:
     if framework != "megatron" and attention == "sdpa" and not getattr(model, "sdpa_supported", True):
         raise InputError("attention", f"transformers has no SDPA path for {model.family} (_supports_sdpa = False in "
                                       f"modeling_{model.family}.py); use eager or flash")
-
-
-@dataclass
-class Resolved:
-    model: object
-    hardware: Hardware
-    setup: TrainingSetup | None
-    plan: ParallelPlan | None
-    inference: InferenceSetup | None
-    overrides: Overrides
-    assumptions: list = field(default_factory=list)
 
 
 def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=None, gpus_per_node=None,

@@ -71,14 +71,15 @@ def load_rows(path: str, kind: str) -> list[dict]:
     if unknown:
         raise SpecDataError(rel, 1, unknown[0], f"is not a known column (allowed: {', '.join(names)})")
     position = {h: i for i, h in enumerate(header)}
+    cells = [(c.name, c, position[c.name]) for c in columns]  # each column's place in the file
     records = []
     seen = {}
     for line, row in raw_rows:
-        if len(row) > len(header):
-            raise SpecDataError(rel, line, None, f"is not valid CSV: expected {len(header)} fields, saw {len(row)}")
+        n = len(row)
+        if n > len(header):
+            raise SpecDataError(rel, line, None, f"is not valid CSV: expected {len(header)} fields, saw {n}")
         # A short row reads its missing trailing cells as empty, as pandas did.
-        rec = {c.name: parse_cell(c, row[position[c.name]] if position[c.name] < len(row) else "", rel, line)
-               for c in columns}
+        rec = {name: parse_cell(c, row[i] if i < n else "", rel, line) for name, c, i in cells}
         key = tuple(rec[k] for k in KEY_COLUMNS[kind])
         if key in seen:
             raise SpecDataError(rel, line, KEY_COLUMNS[kind][-1], f"duplicates line {seen[key]} ({'/'.join(map(str, key))})")

@@ -41,7 +41,7 @@ def fast_cli(tmp_path_factory):
         parser = cli.build_parser(document=False)
         mp.setattr(cli_estimate, "open_catalog", lambda: catalog)
         mp.setattr(cli_search, "open_catalog", lambda: catalog)
-        mp.setattr(cli, "build_parser", lambda document=False: parser)
+        mp.setattr(cli, "build_parser", lambda document=False, command=None: parser)
 
         def run(argv):
             out, err = io.StringIO(), io.StringIO()

@@ -110,3 +110,36 @@ def test_models_lists_presets_with_sources(capsys):
                  "deepseek-v3", "resnet-50", "nlp-1b"):
         assert want in ids
     assert all(r["source"] and r["retrieved"] for r in rows)
+
+
+def test_estimate_called_in_process_leaves_the_garbage_collector_as_it_was(capsys):
+    # Only a process of its own (main() without argv) turns the collector off and freezes at exit.
+    import gc
+
+    frozen = gc.get_freeze_count()
+    rc, out, err = run(capsys, *BASE, "--json")
+    assert rc == 0, err
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_estimate_process_closes_the_user_database(tmp_path):
+    """The command's process skips the collector, so it must close every database it opens:
+    an unclosed SQLite connection in WAL mode leaves its -wal and -shm files behind."""
+    import os
+    import subprocess
+    import sys
+
+    from planner_app.specdb.userdb import UserDB
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "tests", "data", "probe_h200.json"), encoding="utf-8") as f:
+        bench = json.load(f)
+    db = UserDB(str(tmp_path / "planner.sqlite"))
+    db.save_profile("lab", {"bench": bench}, gpu_id="h200-sxm", device="NVIDIA H200")
+    db.close()
+    env = dict(os.environ, PLANNER_USER_DIR=str(tmp_path))
+    for extra in ([], ["--calibration", "lab"], ["--calibration", "none-such"]):
+        p = subprocess.run([sys.executable, "-m", "planner_app", "estimate", "--model", "llama-2-7b", "--gpu", "h200",
+                            "--json", *extra], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == (2 if "none-such" in extra else 0), p.stderr
+        assert sorted(os.listdir(tmp_path)) == ["planner.sqlite"], extra

@@ -69,7 +69,7 @@ def test_estimates_match_the_golden_file(monkeypatch, tmp_path):
     catalog = open_catalog()
     parser = cli.build_parser(document=False)
     monkeypatch.setattr(cli_estimate, "open_catalog", lambda: catalog)
-    monkeypatch.setattr(cli, "build_parser", lambda document=False: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda document=False, command=None: parser)
 
     failures = []
     for case in golden["cases"]:
