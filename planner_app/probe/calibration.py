@@ -295,6 +295,9 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
         rec = udb.profile(name)
         damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
         names = [p["name"] for p in udb.profiles()] if rec is None and not damaged else []
+        gpu_of_rec = rec["gpu_id"] if rec is not None else None
+        runs = udb.validations(gpu_of_rec) if guard and gpu_of_rec else []  # read before the close
+        db_path = str(getattr(udb, "path", id(udb)))
     finally:
         if userdb is None:
             udb.close()  # opened here: closed here, not left to the garbage collector
@@ -316,9 +319,10 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
     if guard:
         from planner_app.service.validation import validated_cases
 
-        runs = udb.validations(gpu.id)
+        if gpu.id != gpu_of_rec:  # the stored runs are keyed by the profile's GPU id
+            runs = []
         # the rule re-estimates every stored run ~20 times: once per profile and set of runs
-        key = (str(getattr(udb, "path", id(udb))), name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
+        key = (db_path, name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
         if key not in _GUARDED:
             _GUARDED[key] = guard_profile(p, gpu, validated_cases(db, runs, gpu))
         return replace(_GUARDED[key])
