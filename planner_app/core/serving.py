@@ -259,6 +259,9 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
     return pp * stage + d.step_overhead_s
 
 
+RATE_BISECTION_STEPS = 12
+
+
 @dataclass
 class ServeState:
     """Steady state of a deployment (columns or numbers)."""
@@ -301,7 +304,7 @@ def _running_state(s, dev, d, running, isl, osl):
     r = np.maximum(running / adp, 1e-9)  # per attention-DP rank
     d_cap = m * out / (out + isl)  # prefill budget exhausted: decodes stop growing here
     dec = r * out / (out + 1)
-    for _ in range(6):  # fixed point: chunks depend on the budget the decodes leave
+    for _ in range(4):  # fixed point: chunks depend on the budget the decodes leave
         chunk = np.clip(m - dec, 1.0, isl)
         chunks = np.ceil(isl / chunk)
         dec = np.minimum(r * out / (out + chunks), d_cap)
@@ -343,12 +346,15 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
     else:
         target = np.asarray(request_rate, dtype=float) / d.replicas
         _, _, _, _, rate_max = at(max_conc)
-        lo = np.zeros_like(max_conc * 1.0) + 1e-6
+        e2e_min = at(np.minimum(max_conc, 1e-3))[2]
+        # N = rate x e2e(N) and e2e grows with N: rate x e2e at an empty server bounds N from below.
+        # Bisection on log N between that bound and max_concurrency (12 halvings of the log-interval
+        # leave < 0.5% of N whenever the bracket spans less than 1e9).
+        lo = np.clip(target * e2e_min, 1e-6, max_conc)
         hi = max_conc * np.ones_like(lo)
-        for _ in range(40):  # bisection: throughput grows with the running requests
-            mid = 0.5 * (lo + hi)
-            r_mid = at(mid)[4]
-            below = r_mid < target
+        for _ in range(RATE_BISECTION_STEPS):
+            mid = np.sqrt(lo * hi)
+            below = at(mid)[4] < target
             lo = np.where(below, mid, lo)
             hi = np.where(below, hi, mid)
         saturated = target > rate_max
