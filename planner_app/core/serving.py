@@ -304,15 +304,18 @@ def _running_state(s, dev, d, running, isl, osl):
     r = np.maximum(running / adp, 1e-9)  # per attention-DP rank
     d_cap = m * out / (out + isl)  # prefill budget exhausted: decodes stop growing here
     dec = r * out / (out + 1)
-    for _ in range(4):  # fixed point: chunks depend on the budget the decodes leave
-        chunk = np.clip(m - dec, 1.0, isl)
-        chunks = np.ceil(isl / chunk)
+    for _ in range(4):  # fixed point: a prompt's chunks depend on the budget the decodes leave
+        budget = np.maximum(m - dec, 1.0)
+        chunks = np.ceil(isl / np.minimum(budget, isl))
         dec = np.minimum(r * out / (out + chunks), d_cap)
-    chunk = np.clip(m - dec, 1.0, isl)
-    chunks = np.ceil(isl / chunk)
+    budget = np.maximum(m - dec, 1.0)
+    chunks = np.ceil(isl / np.minimum(budget, isl))
     done_per_step = dec / out
-    prefill_per_step = done_per_step * isl
-    frac_chunk = np.clip(prefill_per_step / chunk, 0.0, 1.0)  # share of steps carrying a prefill chunk
+    prefill_per_step = done_per_step * isl  # prompt tokens the steps must carry on average
+    # a step that carries prefill takes one prompt's chunk, or several prompts when the demand is
+    # larger, up to the budget; the share of such steps carries the average demand
+    chunk = np.clip(np.maximum(np.minimum(isl, budget), prefill_per_step), 1.0, budget)
+    frac_chunk = np.clip(prefill_per_step / chunk, 0.0, 1.0)
     decode_ctx = isl + osl / 2.0
     t_dec = step_time_s(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
     t_mix = step_time_s(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)

@@ -197,3 +197,18 @@ def test_no_deployment_meets_exits_2_with_the_closest(capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1
     assert "no deployment meets TTFT <= 5 ms" in err and "closest:" in err
+
+
+def test_prefill_heavy_throughput_respects_the_compute_bound(db):
+    """2048 in / 128 out at full load: every prompt token costs 2 x params FLOPs, so the output
+    rate cannot beat peak x GEMM efficiency / (2 x params x isl / osl) (a step carries several
+    prompts' chunks, never more compute than the GPU has)."""
+    m = db.model("llama-3.1-8b")
+    gpu = db.gpu("H100 SXM")
+    out = run_serve(ServeRequest(model="llama-3.1-8b", gpu="H100 SXM", isl=2048, osl=128, concurrency=100000,
+                                 weights_dtype="fp8", kv_dtype="fp8"), db)
+    from planner_app.core.compute import default_efficiency
+    bound = gpu.fp8_tflops * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
+    assert out["saturated"]
+    assert out["output_tokens_per_s"] <= bound
+    assert out["output_tokens_per_s"] > 0.5 * bound  # and prefill-bound, not starved
