@@ -38,11 +38,18 @@ def compare():
         est = out["output_tokens_per_s"]
         run_max = out["max_concurrency"]
         rows.append((c, est, run_max, est / c["output_tokens_per_s"] - 1))
-    return data["source"], rows
+    lat = []
+    for c in data.get("latency_cases", []):
+        out = run_serve(ServeRequest(model=c["model"], gpu=c["gpu"], tp=c["tp"], isl=c["isl"], osl=c["osl"],
+                                     concurrency=c["concurrency"], weights_dtype="fp8", kv_dtype="fp8",
+                                     engine="trtllm", max_num_seqs=TRTLLM_MAX_BATCH_SIZE,
+                                     max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS), db)
+        lat.append((c, out))
+    return data["source"], rows, data.get("latency_source"), lat
 
 
 def main():
-    src, rows = compare()
+    src, rows, lat_src, lat = compare()
     print(f"Source: {src['url']} (read {src['read']})\n")
     print("| model | GPU | TP | ISL/OSL | published tok/s | estimate tok/s | running | error |")
     print("|---|---|---|---|---:|---:|---:|---:|")
@@ -58,6 +65,24 @@ def main():
         by.setdefault((c["model"], c["gpu"]), []).append(err)
     for k, v in by.items():
         print(f"  {k[0]} on {k[1]}: median error {statistics.median(v) * 100:+.1f}%")
+
+    if lat:
+        print(f"\nLatency: {lat_src['url']} (read {lat_src['read']})\n")
+        print("| ISL/OSL | concurrency | TTFT ms pub / est | TPOT ms pub / est | out tok/s pub / est | saturated (est) |")
+        print("|---|---:|---:|---:|---:|---|")
+        tp_err, ttft_err = [], []
+        for c, o in lat:
+            e_tpot = o["tpot_ms"] / c["tpot_ms"] - 1
+            e_ttft = o["ttft_ms"] / c["ttft_ms"] - 1
+            e_tps = o["output_tokens_per_s"] / c["output_tokens_per_s"] - 1
+            tp_err.append(abs(e_tpot))
+            ttft_err.append(abs(e_ttft))
+            print(f"| {c['isl']}/{c['osl']} | {c['concurrency']} | {c['ttft_ms']:,.0f} / {o['ttft_ms']:,.0f} "
+                  f"({e_ttft * 100:+.0f}%) | {c['tpot_ms']:.1f} / {o['tpot_ms']:.1f} ({e_tpot * 100:+.0f}%) | "
+                  f"{c['output_tokens_per_s']:,.0f} / {o['output_tokens_per_s']:,.0f} ({e_tps * 100:+.0f}%) | "
+                  f"{'yes' if o['saturated'] else 'no'} (max {o['max_concurrency']}) |")
+        print(f"\nTPOT median |error| {statistics.median(tp_err) * 100:.1f}%, TTFT median |error| "
+              f"{statistics.median(ttft_err) * 100:.1f}%")
 
 
 if __name__ == "__main__":

@@ -260,6 +260,9 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
 
 
 RATE_BISECTION_STEPS = 12
+# The M/D/1 wait diverges as the prefill load nears 1; beyond this the budget-exhausted regime
+# (Little's law) takes over.
+PREFILL_RHO_MAX = 0.95
 
 
 @dataclass
@@ -320,11 +323,16 @@ def _running_state(s, dev, d, running, isl, osl):
     t_dec = step_time_s(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
     t_mix = step_time_s(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
     t_avg = (1 - frac_chunk) * t_dec + frac_chunk * t_mix
-    # TTFT: the prompt's chunks, half a step to the next step boundary, and the wait for prefill
-    # budget when prefill is the bottleneck (Little's law on the requests not yet decoding)
+    # TTFT: the prompt's chunks, half a step to the next step boundary, and the wait for the
+    # prefill: where the budget is exhausted, Little's law on the requests not yet decoding; below
+    # that, prompts queue behind each other's prefill as in an M/D/1 queue (Pollaczek-Khinchine
+    # mean wait rho S / (2 (1 - rho)), service S = one prompt's chunks, rho = arrivals x S)
     waiting = np.maximum(r - dec - done_per_step * chunks, 0.0)
     wait_s = waiting / np.maximum(done_per_step, 1e-12) * t_avg
-    ttft = chunks * t_mix + 0.5 * t_avg + wait_s
+    service_s = chunks * t_mix
+    rho = np.clip(done_per_step * service_s / t_avg, 0.0, PREFILL_RHO_MAX)
+    wait_s = np.maximum(wait_s, rho * service_s / (2 * (1 - rho)))
+    ttft = service_s + 0.5 * t_avg + wait_s
     return ttft, t_avg, dec * adp
 
 
