@@ -68,7 +68,8 @@ def main():
 
     if lat:
         print(f"\nLatency: {lat_src['url']} (read {lat_src['read']})\n")
-        print("| ISL/OSL | concurrency | TTFT ms pub / est | TPOT ms pub / est | out tok/s pub / est | saturated (est) |")
+        print("| ISL/OSL | concurrency | TTFT ms pub / est | TPOT ms pub / est | out tok/s pub / est "
+              "| saturated (est) |")
         print("|---|---:|---:|---:|---:|---|")
         tp_err, ttft_err = [], []
         for c, o in lat:

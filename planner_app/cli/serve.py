@@ -89,7 +89,8 @@ def format_text(out: dict) -> str:
              f"TTFT {_ms(out['ttft_ms'])}   TPOT {_ms(out['tpot_ms'])}   end-to-end {_ms(out['e2e_latency_ms'])}"
              + (f" (queueing {_ms(out['queueing_delay_ms'])})" if out["queueing_delay_ms"] else ""),
              f"Throughput {out['output_tokens_per_s']:,.0f} output tokens/s ({out['output_tokens_per_s_per_gpu']:,.0f} "
-             f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, {out['requests_per_s']:,.2f} requests/s",
+             f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, "
+             f"{out['requests_per_s']:,.2f} requests/s",
              f"KV cache: {out['kv_cache_tokens']:,} tokens; at most {out['max_concurrency']:,} requests at once"
              + (": SATURATED, requests queue" if out["saturated"] else "")]
     cost = out.get("cost") or {}
