@@ -217,6 +217,14 @@ def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes) -> dict:
 
 
 # ---------------------------------------------------------------- time
+def experts_touched_fraction(tokens, top_k: int, experts: int):
+    """Expected share of a layer's routed experts that ``tokens`` tokens touch when each picks
+    ``top_k`` distinct experts uniformly: an expert escapes one token with probability 1 - k/E,
+    so E (1 - (1 - k/E)^T) distinct experts are read (uniform routing; a trained router is
+    skewed, so real steps touch somewhat fewer)."""
+    return 1.0 - (1.0 - top_k / experts) ** np.maximum(tokens, 0.0)
+
+
 def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx):
     """One engine step of one replica: ``decodes`` running decodes (per attention-DP rank) at
     mean context ``decode_ctx`` plus ``prefill_tokens`` prompt tokens at mean context
@@ -232,7 +240,7 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
     # GEMMs: the weights the step reads (experts: those its tokens touch, E(1-(1-k/E)^T)) or FLOPs
     dense_w = (s.dense_linear * d.weight_bytes + s.lm_head * 2.0) / (d.tp * pp)
     if s.experts:
-        touched = 1.0 - (1.0 - s.top_k / s.experts) ** np.maximum(moe_tokens, 0.0)
+        touched = experts_touched_fraction(moe_tokens, s.top_k, s.experts)
         expert_w = touched * s.expert_linear * d.weight_bytes / (pp * np.maximum(d.tp, d.ep))
     else:
         expert_w = 0.0
