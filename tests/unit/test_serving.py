@@ -234,7 +234,21 @@ def test_prefill_heavy_throughput_respects_the_compute_bound(db):
     out = run_serve(ServeRequest(model="llama-3.1-8b", gpu="H100 SXM", isl=2048, osl=128, concurrency=100000,
                                  weights_dtype="fp8", kv_dtype="fp8"), db)
     from planner_app.core.compute import default_efficiency
-    bound = gpu.fp8_tflops * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
+    fp8_rate = min(gpu.fp8_tflops, gpu.bf16_tflops * sv.FP8_GEMM_SPEEDUP_OVER_BF16)
+    bound = fp8_rate * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
     assert out["saturated"]
     assert out["output_tokens_per_s"] <= bound
     assert out["output_tokens_per_s"] > 0.5 * bound  # and prefill-bound, not starved
+
+
+def test_fp8_speedup_is_the_probe_measurement():
+    """FP8_GEMM_SPEEDUP_OVER_BF16 is the geometric mean of fp8/bf16 TFLOP/s over the non-square
+    (model-shaped) GEMMs of the H200 probe in tests/data."""
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "probe_h200.json")) as f:
+        gemm = json.load(f)["gemm"]
+    rate = {(g["dtype"], g["m"], g["n"], g["k"]): g["tflops"] for g in gemm}
+    ratios = [rate[("fp8",) + s[1:]] / rate[("bf16",) + s[1:]] for s in rate
+              if s[0] == "fp8" and not s[1] == s[2] == s[3]]
+    assert len(ratios) == 6
+    assert math.exp(np.mean(np.log(ratios))) == pytest.approx(sv.FP8_GEMM_SPEEDUP_OVER_BF16, abs=0.01)
