@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from planner_app.service.serving import ServeRequest, run_serve  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
-TRTLLM_MAX_BATCH_SIZE = 2048  # tensorrt_llm/llmapi/llm_args.py (BuildConfig default)
+TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM BuildConfig defaults as documented for v0.1x (not re-read here)
 TRTLLM_MAX_NUM_TOKENS = 8192
 
 

@@ -252,3 +252,19 @@ def test_fp8_speedup_is_the_probe_measurement():
               if s[0] == "fp8" and not s[1] == s[2] == s[3]]
     assert len(ratios) == 6
     assert math.exp(np.mean(np.log(ratios))) == pytest.approx(sv.FP8_GEMM_SPEEDUP_OVER_BF16, abs=0.01)
+
+
+def test_slo_search_at_a_request_rate(db):
+    req = ServeRequest(model="mixtral-8x7b", isl=1000, osl=500, request_rate=8.0)
+    res = run_slo_search(req, (("gpu", "H100 SXM"),), 1000.0, 40.0, db, top=3)
+    assert res.meeting > 0
+    for p in res.cheapest:
+        assert p["requests_per_s"] == pytest.approx(8.0, rel=1e-6)  # the rate is served, not queued
+        assert p["ttft_ms"] <= 1000 and p["tpot_ms"] <= 40 and not p["saturated"]
+
+
+def test_a_list_of_machines_needs_targets(capsys):
+    rc = main(["serve", "--model", "llama-3.1-8b", "--gpu", "H100 SXM,H200", "--isl", "100", "--osl", "10",
+               "--concurrency", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--gpu" in err and "--ttft-ms" in err
