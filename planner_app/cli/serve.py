@@ -91,7 +91,8 @@ def format_text(out: dict) -> str:
              f"Throughput {out['output_tokens_per_s']:,.0f} output tokens/s ({out['output_tokens_per_s_per_gpu']:,.0f} "
              f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, "
              f"{out['requests_per_s']:,.2f} requests/s",
-             f"KV cache: {out['kv_cache_tokens']:,} tokens; at most {out['max_concurrency']:,} requests at once"
+             f"KV cache: {out['kv_cache_tokens']:,} tokens" + (" per replica" if d["replicas"] > 1 else "")
+             + f"; at most {out['max_concurrency']:,} requests at once"
              + (": SATURATED, requests queue" if out["saturated"] else "")]
     cost = out.get("cost") or {}
     if cost.get("usd_per_million_output_tokens") is not None:

@@ -169,7 +169,7 @@ def run_serve(req: ServeRequest, db) -> dict:
         "running_requests": float(st.running) * req.replicas,
         "decoding_requests": float(st.decodes) * req.replicas,
         "fits": bool(cap["fits"]),
-        "kv_cache_tokens": int(cap["kv_cache_tokens"]),
+        "kv_cache_tokens": int(cap["kv_cache_tokens"]),  # one replica's pool (all its attention-DP ranks)
         "kv_cache_blocks": int(cap["kv_blocks"]),
         "kv_bytes_per_token": float(cap["kv_bytes_per_token"]),
         "max_concurrency": int(cap["max_concurrency"]) * req.replicas,
