@@ -353,7 +353,7 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
                  request_rate=None) -> ServeState:
     """The steady state at a total ``concurrency`` (closed loop) or a total ``request_rate``
     (requests/s, open loop): latency, throughput, queueing."""
-    max_conc = np.maximum(cap["max_concurrency"] / d.replicas, 1e-9)  # per replica
+    max_conc = np.maximum(cap["max_concurrency"], 1e-9)  # capacity() counts one replica
     osl_f = np.asarray(osl, dtype=float)
 
     def at(running):

@@ -268,3 +268,19 @@ def test_a_list_of_machines_needs_targets(capsys):
                "--concurrency", "1"])
     err = capsys.readouterr().err
     assert rc == 2 and "--gpu" in err and "--ttft-ms" in err
+
+
+def test_replicas_split_the_load(db):
+    """n replicas at n x the concurrency (or the rate) behave as one replica at the base load,
+    with n times the throughput and n times the concurrency they hold."""
+    one = serve(db, model="llama-3.1-8b", tp=1, concurrency=125)
+    four = serve(db, model="llama-3.1-8b", tp=1, replicas=4, concurrency=500)
+    assert not four["saturated"]
+    assert four["tpot_ms"] == pytest.approx(one["tpot_ms"]) and four["ttft_ms"] == pytest.approx(one["ttft_ms"])
+    assert four["output_tokens_per_s"] == pytest.approx(4 * one["output_tokens_per_s"])
+    assert four["max_concurrency"] == 4 * one["max_concurrency"]
+    assert four["output_tokens_per_s_per_gpu"] == pytest.approx(one["output_tokens_per_s_per_gpu"])
+    rate4 = serve(db, model="llama-3.1-8b", tp=1, replicas=4, request_rate=4 * one["requests_per_s"])
+    assert rate4["tpot_ms"] == pytest.approx(one["tpot_ms"], rel=0.01)
+    over = serve(db, model="llama-3.1-8b", tp=1, replicas=4, concurrency=4 * one["max_concurrency"] + 4)
+    assert over["saturated"]
