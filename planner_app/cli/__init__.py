@@ -188,6 +188,8 @@ def _add_cluster(sub) -> None:
     cli_cluster.add_parser(sub, _positive_int)
     from planner_app.cli import host_probe as cli_host_probe
     cli_host_probe.add_parser(sub, _positive_int)
+    from planner_app.cli import serve as cli_serve
+    cli_serve.add_parser(sub)
 
 
 def _add_report(sub) -> None:
@@ -322,6 +324,9 @@ def main(argv=None) -> int:
         if args.command == "cluster":
             from planner_app.cli import cluster as cli_cluster
             return cli_cluster.run(args)
+        if args.command == "serve":
+            from planner_app.cli import serve as cli_serve
+            return cli_serve.run(args)
         if args.command == "host-probe":
             from planner_app.cli import host_probe as cli_host_probe
             return cli_host_probe.run(args)
@@ -351,7 +356,7 @@ def _open_gui(args, files) -> int:
     smoke = bool(getattr(args, "smoke_test", False))
     if not _display_available():  # Qt would abort the process ("could not connect to display")
         print("gpu-planner: no display found (set DISPLAY or QT_QPA_PLATFORM); the headless commands are: "
-              "estimate, models, specs, search, scaling, probe, report", file=sys.stderr)
+              "estimate, models, specs, search, scaling, serve, probe, report", file=sys.stderr)
         return EXIT_USAGE
     from planner_app import app
     return app.run(files=files, smoke_test=smoke)

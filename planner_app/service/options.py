@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from planner_app.core.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
 from planner_app.core.lora import FINETUNES, LORA_DTYPES
+from planner_app.core.serving import ENGINE_NAMES, GPU_MEMORY_UTILIZATION, SERVE_KV_DTYPES, SERVE_WEIGHT_DTYPES
 from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
                                     PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 from planner_app.core.text import QT_TRANSLATE_NOOP
@@ -212,6 +213,70 @@ OPTIONS: tuple[Option, ...] = (
     _choice("kv_dtype", QT_TRANSLATE_NOOP("Options", "inference: KV-cache precision"), KV_DTYPES, "bf16",
             modes=INFERENCE, label=QT_TRANSLATE_NOOP("Options", "KV cache")),
 )
+# `gpu-planner serve` (issue 15): its own options, declared here beside the estimate's table and
+# turned into argparse arguments by the same add_arguments; the defaults are vLLM's
+# (core/serving.py names their sources). Unset max_num_seqs / max_num_batched_tokens take vLLM's
+# default for the GPU's size.
+SERVE = ("serve",)
+SERVE_OPTIONS: tuple[Option, ...] = (
+    Option("model", "model", QT_TRANSLATE_NOOP("Options", "preset name (gpu-planner models) or a config.json path"),
+           modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Model")),
+    Option("gpu", "text", QT_TRANSLATE_NOOP("Options", "GPU name or id; a comma-separated list with --ttft-ms/--tpot-ms "
+                                                       "(search)"), scope="plan", modes=SERVE,
+           label=QT_TRANSLATE_NOOP("Options", "GPU")),
+    Option("instance", "text", QT_TRANSLATE_NOOP("Options", "cloud instance id; a comma-separated list with "
+                                                            "--ttft-ms/--tpot-ms (search)"), scope="plan",
+           modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Instance")),
+    _int("tp", QT_TRANSLATE_NOOP("Options", "tensor-parallel degree of one replica"), 1, hi=1024, scope="plan",
+         modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Tensor parallel")),
+    _int("pp", QT_TRANSLATE_NOOP("Options", "pipeline-parallel degree of one replica"), 1, hi=1024, scope="plan",
+         modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Pipeline parallel")),
+    _int("ep", QT_TRANSLATE_NOOP("Options", "expert-parallel degree (MoE models; divides tp x attention-dp)"), 1,
+         hi=1024, scope="plan", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Expert parallel")),
+    _int("attention_dp", QT_TRANSLATE_NOOP("Options", "data-parallel attention ranks in one replica"), 1, hi=1024,
+         scope="plan", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Attention data parallel")),
+    _int("replicas", QT_TRANSLATE_NOOP("Options", "independent replicas behind a load balancer"), 1, hi=1 << 16,
+         scope="plan", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Replicas")),
+    _int("isl", QT_TRANSLATE_NOOP("Options", "input (prompt) tokens per request"), hi=1 << 24, modes=SERVE,
+         label=QT_TRANSLATE_NOOP("Options", "Input tokens")),
+    _int("osl", QT_TRANSLATE_NOOP("Options", "output tokens per request"), hi=1 << 24, modes=SERVE,
+         label=QT_TRANSLATE_NOOP("Options", "Output tokens")),
+    _int("concurrency", QT_TRANSLATE_NOOP("Options", "requests in the system at once (closed loop)"), hi=1 << 30,
+         modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Concurrency")),
+    _pos("request_rate", QT_TRANSLATE_NOOP("Options", "arriving requests per second (open loop)"), hi=1e9,
+         unit="req/s", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Request rate")),
+    _choice("weights_dtype", QT_TRANSLATE_NOOP("Options", "weight precision"), SERVE_WEIGHT_DTYPES, "bf16",
+            modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Weights")),
+    _choice("kv_dtype", QT_TRANSLATE_NOOP("Options", "KV-cache precision"), SERVE_KV_DTYPES, "bf16", modes=SERVE,
+            label=QT_TRANSLATE_NOOP("Options", "KV cache")),
+    _choice("engine", QT_TRANSLATE_NOOP("Options", "serving engine (its per-step overhead)"), ENGINE_NAMES, "vllm",
+            modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Engine")),
+    Option("gpu_memory_utilization", "float", QT_TRANSLATE_NOOP("Options", "share of GPU memory the engine may use "
+                                                                            "(vLLM's default 0.9)"),
+           GPU_MEMORY_UTILIZATION, minimum=0.0, maximum=1.0, above_minimum=True, modes=SERVE,
+           label=QT_TRANSLATE_NOOP("Options", "GPU memory utilization")),
+    _int("max_num_seqs", QT_TRANSLATE_NOOP("Options", "most requests running at once per engine (default vLLM's: "
+                                                      "1024 on GPUs of 70 GiB or more except A100, else 256)"),
+         hi=1 << 20, modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Max running requests")),
+    _int("max_num_batched_tokens", QT_TRANSLATE_NOOP("Options", "token budget of one engine step, chunked prefill "
+                                                                "(default vLLM's: 8192 on GPUs of 70 GiB or more "
+                                                                "except A100, else 2048)"),
+         hi=1 << 24, modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Max tokens per step")),
+    _pos("ttft_ms", QT_TRANSLATE_NOOP("Options", "search: time-to-first-token target"), hi=1e9, unit="ms",
+         modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "TTFT target")),
+    _pos("tpot_ms", QT_TRANSLATE_NOOP("Options", "search: time-per-output-token target"), hi=1e9, unit="ms",
+         modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "TPOT target")),
+    _int("top", QT_TRANSLATE_NOOP("Options", "search: deployments to list"), 10, hi=10000, modes=SERVE,
+         label=QT_TRANSLATE_NOOP("Options", "Top")),
+    _choice("price", QT_TRANSLATE_NOOP("Options", "price basis of the cost"), PRICE_KINDS, "on_demand",
+            scope="scenario", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Price basis")),
+    _pos("cny_per_usd", QT_TRANSLATE_NOOP("Options", "exchange rate for CNY prices (default 7.10)"), hi=1e4,
+         scope="scenario", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "CNY per USD")),
+    Option("calibration", "text", QT_TRANSLATE_NOOP("Options", "name of a probe calibration profile (gpu-planner "
+                                                               "probe --save NAME)"),
+           scope="scenario", modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Calibration")),
+)
+SERVE_BY_KEY = {o.key: o for o in SERVE_OPTIONS}
 BY_KEY = {o.key: o for o in OPTIONS}
 OPTION_DEFAULTS = {o.key: o.default for o in OPTIONS}
 # Options that mean something in one mode only: given in the other they are an error, not

@@ -1,0 +1,106 @@
+"""``gpu-planner serve``: one serving deployment at steady state, or (with --ttft-ms/--tpot-ms)
+the search for deployments that meet the targets."""
+from __future__ import annotations
+
+import json
+
+from planner_app import units
+from planner_app.service.catalog import open_catalog
+
+# In --help order; each is declared once in service/options.py (SERVE_OPTIONS).
+SERVE_ARGS = ("model", "gpu", "instance", "tp", "pp", "ep", "attention_dp", "replicas", "isl", "osl", "concurrency",
+              "request_rate", "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "max_num_seqs",
+              "max_num_batched_tokens", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd", "calibration")
+
+
+def add_parser(sub) -> None:
+    from planner_app.service.options import SERVE_BY_KEY, add_arguments
+
+    p = sub.add_parser("serve", help="a continuous-batching server at steady state: latency, throughput, cost; "
+                                     "with --ttft-ms/--tpot-ms, the deployments that meet them")
+    items = [SERVE_BY_KEY[k] for k in SERVE_ARGS]
+    add_arguments(p, [o for o in items if o.key not in ("gpu", "instance", "concurrency", "request_rate")],
+                  required=("model", "isl", "osl"))
+    add_arguments(p, [SERVE_BY_KEY["gpu"], SERVE_BY_KEY["instance"]], exclusive=("gpu", "instance"), required=())
+    add_arguments(p, [SERVE_BY_KEY["concurrency"], SERVE_BY_KEY["request_rate"]],
+                  exclusive=("concurrency", "request_rate"), required=())
+    p.add_argument("--json", action="store_true")
+
+
+def _request(args, **kw):
+    from planner_app.service.serving import ServeRequest
+
+    fields = {k: getattr(args, k) for k in SERVE_ARGS if k not in ("ttft_ms", "tpot_ms", "top")}
+    fields.update(kw)
+    return ServeRequest(**{k: v for k, v in fields.items() if v is not None})
+
+
+def run(args) -> int:
+    from planner_app.core.errors import InputError
+
+    db = open_catalog()
+    if args.gpu is None and args.instance is None:
+        raise InputError("gpu", "give --gpu NAME or --instance ID (comma-separated lists with --ttft-ms/--tpot-ms)")
+    if args.concurrency is None and args.request_rate is None:
+        raise InputError("concurrency", "give --concurrency N or --request-rate R")
+    if args.ttft_ms is not None or args.tpot_ms is not None:
+        from planner_app.cli import serve_search
+        return serve_search.run(args, db)
+    from planner_app.service.serving import run_serve
+
+    for flag, value in (("gpu", args.gpu), ("instance", args.instance)):
+        if value and "," in value:
+            raise InputError(flag, "a list of machines needs --ttft-ms and --tpot-ms (the search); give one")
+    out = run_serve(_request(args), db)
+    out = _clean(out)
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(format_text(out))
+    return 0
+
+
+def _clean(obj):
+    import math
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _ms(v) -> str:
+    return "unbounded (queue grows)" if v is None else f"{v:,.1f} ms"
+
+
+def format_text(out: dict) -> str:
+    gb = units.fmt_bytes
+    d, t = out["deployment"], out["traffic"]
+    load = f"{t['concurrency']:,} concurrent" if t["concurrency"] is not None else f"{t['request_rate']:g} req/s"
+    where = out.get("instance") or out["gpu"]
+    lines = [f"{out['model']} on {d['gpus']} x {out['gpu']}" + (f" ({where})" if "instance" in out else "")
+             + f": {d['replicas']} replica(s) of tp {d['tp']} x pp {d['pp']} x attention-dp {d['attention_dp']}"
+             + (f", ep {d['ep']}" if d["ep"] > 1 else "") + f"; {d['weights_dtype']} weights, {d['kv_dtype']} KV; "
+             f"{out['engine']}",
+             f"Traffic: {load}, {t['isl']:,} in / {t['osl']:,} out tokens",
+             "",
+             f"TTFT {_ms(out['ttft_ms'])}   TPOT {_ms(out['tpot_ms'])}   end-to-end {_ms(out['e2e_latency_ms'])}"
+             + (f" (queueing {_ms(out['queueing_delay_ms'])})" if out["queueing_delay_ms"] else ""),
+             f"Throughput {out['output_tokens_per_s']:,.0f} output tokens/s ({out['output_tokens_per_s_per_gpu']:,.0f} "
+             f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, "
+             f"{out['requests_per_s']:,.2f} requests/s",
+             f"KV cache: {out['kv_cache_tokens']:,} tokens" + (" per replica" if d["replicas"] > 1 else "")
+             + f"; at most {out['max_concurrency']:,} requests at once"
+             + (": SATURATED, requests queue" if out["saturated"] else "")]
+    cost = out.get("cost") or {}
+    if cost.get("usd_per_million_output_tokens") is not None:
+        lines.append(f"Cost: ${cost['usd_per_million_output_tokens']:,.3f} per million output tokens "
+                     f"(${cost['usd_per_hour']:,.2f}/h for {cost['instances']} instance(s), {cost['price_basis']}, "
+                     f"price of {cost['price_date']})")
+    m = out["memory"]
+    lines += ["", f"Memory per GPU: {gb(m['device_bytes'])} of {gb(m['capacity_bytes'])}"]
+    lines += [f"  {k.replace('_', ' '):22s} {gb(v):>12s}" for k, v in m["breakdown"].items()]
+    lines += ["", "Assumptions:"] + [f"  - {a}" for a in out["assumptions"]]
+    return "\n".join(lines)

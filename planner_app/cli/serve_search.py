@@ -1,0 +1,76 @@
+"""``gpu-planner serve --ttft-ms X --tpot-ms Y`` with one or more GPUs or instances: the
+deployments that meet the targets. When none does: exit 2, one line on stderr naming the closest
+deployment (with --json the result, with ``closest``, is printed to stdout as well)."""
+from __future__ import annotations
+
+import json
+import sys
+
+EXIT_NONE = 2
+
+
+def run(args, db) -> int:
+    from planner_app.cli.serve import _clean, _request
+    from planner_app.core.errors import InputError
+    from planner_app.service.serving_search import request_for_search, run_slo_search
+
+    if args.ttft_ms is None or args.tpot_ms is None:
+        raise InputError("ttft_ms" if args.ttft_ms is None else "tpot_ms",
+                         "the search needs both --ttft-ms and --tpot-ms")
+    machines = tuple(("instance", x.strip()) for x in (args.instance or "").split(",") if x.strip()) + \
+        tuple(("gpu", x.strip()) for x in (args.gpu or "").split(",") if x.strip())
+    req = request_for_search(_request(args, gpu=None, instance=None))
+    res = run_slo_search(req, machines, args.ttft_ms, args.tpot_ms, db, top=args.top)
+    out = _clean({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl, "osl": req.osl,
+                  "concurrency": req.concurrency, "request_rate": req.request_rate, "engine": req.engine,
+                  "targets": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
+                  "evaluated": res.evaluated, "fitting": res.fitting, "meeting": res.meeting,
+                  "elapsed_s": res.elapsed_s, "plans": res.cheapest, "cheapest": res.cheapest,
+                  "fewest_gpus": res.fewest_gpus, "pareto": res.pareto, "closest": res.closest})
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(format_text(out))
+    if not res.meeting:
+        c = res.closest
+        near = ("none fits" if c is None else
+                f"closest: {c['machine']} tp {c['tp']} pp {c['pp']} x{c['replicas']} {c['weights_dtype']}/"
+                f"{c['kv_dtype']} with TTFT {_ms(c['ttft_ms'])}, TPOT {_ms(c['tpot_ms'])}")
+        print(f"gpu-planner serve: error: no deployment meets TTFT <= {args.ttft_ms:g} ms and TPOT <= "
+              f"{args.tpot_ms:g} ms ({res.evaluated:,} scored); {near}", file=sys.stderr)
+        return EXIT_NONE
+    return 0
+
+
+def _ms(v) -> str:
+    return "unbounded" if v is None else f"{v:,.1f} ms"
+
+
+def _table(rows: list) -> list:
+    head = (f"{'#':>2} {'machine':22s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'ep':>3} {'rep':>4} {'weights':>7} {'kv':>5} "
+            f"{'TTFT ms':>9} {'TPOT ms':>8} {'tok/s/GPU':>10} {'tok/s/user':>10} {'$/h':>9} {'$/M tok':>8}")
+    lines = [head]
+    for i, p in enumerate(rows, 1):
+        usd = "-" if p["usd_per_hour"] is None else f"{p['usd_per_hour']:,.2f}"
+        per_m = "-" if p["usd_per_million_output_tokens"] is None else f"{p['usd_per_million_output_tokens']:,.3f}"
+        ttft = "-" if p["ttft_ms"] is None else f"{p['ttft_ms']:,.1f}"
+        lines.append(f"{i:>2} {p['machine'][:22]:22s} {p['gpus']:>5} {p['tp']:>3} {p['pp']:>3} {p['ep']:>3} "
+                     f"{p['replicas']:>4} {p['weights_dtype']:>7} {p['kv_dtype']:>5} {ttft:>9} {p['tpot_ms']:8.1f} "
+                     f"{p['output_tokens_per_s_per_gpu']:10,.0f} {p['tokens_per_s_per_user']:10,.1f} {usd:>9} "
+                     f"{per_m:>8}")
+    return lines
+
+
+def format_text(out: dict) -> str:
+    t = out["targets"]
+    load = f"{out['concurrency']:,} concurrent" if out["concurrency"] is not None else f"{out['request_rate']:g} req/s"
+    lines = [f"{out['model']}: {load}, {out['isl']:,} in / {out['osl']:,} out; TTFT <= {t['ttft_ms']:g} ms, "
+             f"TPOT <= {t['tpot_ms']:g} ms; {out['evaluated']:,} deployments scored in {out['elapsed_s']:.2f} s, "
+             f"{out['fitting']:,} fit, {out['meeting']:,} meet the targets"]
+    if out["meeting"]:
+        lines += ["", "Cheapest:"] + _table(out["cheapest"])
+        lines += ["", "Fewest GPUs:"] + _table(out["fewest_gpus"])
+        lines += ["", "reproduce the cheapest:", "  " + out["cheapest"][0]["serve_command"]]
+    lines += ["", f"Pareto front (output tokens/s per GPU against tokens/s per user), {len(out['pareto'])} points:"]
+    lines += _table(out["pareto"])
+    return "\n".join(lines)

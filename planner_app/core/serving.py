@@ -1,0 +1,421 @@
+"""A continuous-batching LLM server at steady state (vLLM by default; SGLang and TensorRT-LLM
+differ by their per-step overheads).
+
+Memory per GPU (vLLM ``gpu_worker.determine_available_memory``): the engine may use
+``gpu_memory_utilization`` x capacity; weights, the profiled activation peak of one
+``max_num_batched_tokens`` forward, CUDA graphs (profiled inside that budget by default since
+vLLM 0.21) and non-torch memory come off it; the rest is the KV pool, in pages of ``block_size``
+tokens. One request holds the pages of its prompt and output (no preemption assumed).
+
+Time: every engine step runs the running decodes and, with chunked prefill, prefill chunks up to
+``max_num_batched_tokens`` tokens in all (vLLM V1's scheduler serves running decodes first). A
+step is a roofline per kernel class: the GEMMs read the weights (only the experts the step's
+tokens touch) or compute at the GPU's peak; attention reads the KV cache or computes; tensor
+parallel adds two all-reduces per layer, expert parallel a dispatch and a combine all-to-all per
+MoE layer (core/network.py); each layer pays a few kernels' floor; each step the engine's CPU
+overhead. Steady state: with R requests running, D decode while R - D prefill; requests finish at
+D / (osl - 1) per step and need isl prefill tokens each, so D = R (osl-1) / (osl-1+chunks) until
+the prefill budget (max_num_batched_tokens - D per step) runs out, where D stops at
+M (osl-1) / (osl-1+isl) and the rest wait for prefill. Beyond max_concurrency, requests queue
+(Little's law: the wait is the queue over the completion rate).
+
+Every function is array-generic (numbers, or numpy columns: one per deployment), so the single
+estimate and the SLO search run the same code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner_app.core import compute, network
+from planner_app.core.inference import prefill_live_width
+from planner_app.core.states import CUDA_CONTEXT_BYTES
+
+# --- vLLM's configuration defaults (vllm/engine/arg_utils.py ``get_batch_defaults``, vLLM 0.10-0.11,
+# OpenAI server): GPUs of >= 70 GiB except the A100 get max_num_seqs 1024 and max_num_batched_tokens
+# 8192; the others 256 and 2048. gpu_memory_utilization 0.9 and block_size 16 (vllm/config/cache.py).
+GPU_MEMORY_UTILIZATION = 0.9
+BLOCK_SIZE_TOKENS = 16
+LARGE_GPU_BYTES = 70 * 2**30
+MAX_NUM_SEQS_LARGE, MAX_NUM_SEQS_SMALL = 1024, 256
+MAX_BATCHED_TOKENS_LARGE, MAX_BATCHED_TOKENS_SMALL = 8192, 2048
+
+# CUDA graphs: vLLM logs 0.21 GiB for Llama-3.2-1B (vllm PR #11349) and 0.36 GiB for a TP=2 model
+# (gpustack/runner PR #251, "Estimated CUDA graph memory: 0.36 GiB total"); larger models capture
+# more nodes: 0.5 GiB, an estimate.
+CUDA_GRAPH_BYTES = 0.5 * 2**30
+# Non-torch memory (CUDA context, NCCL and custom all-reduce buffers): vLLM logs "non_torch_memory
+# takes 0.33-0.39 GiB" (vllm issues #14452, #11251); the engine's measured CUDA context is 0.55 GB
+# (core/states.py); with tensor parallel NCCL adds its buffers: 0.25 GiB, an estimate.
+NCCL_BYTES = 0.25 * 2**30
+# The sampler's dummy run profiles fp32 logits for max_num_seqs requests (vLLM gpu_model_runner
+# ``_dummy_sampler_run``).
+SAMPLER_LOGIT_BYTES = 4
+
+# Quantised weights carry scales (fp8/int8/int4 as core/inference.py QUANT_OVERHEAD); NVFP4 has one
+# fp8 scale per 16 values (NVIDIA, "Introducing NVFP4", 2025): 1/16 byte per weight.
+SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp8": 1.0 * (1 + 1 / 128), "int8": 1.0 * (1 + 2 / 128),
+                      "int4": 0.5 * (1 + 4 / 128), "fp4": 0.5 + 1 / 16}
+SERVE_WEIGHT_DTYPES = tuple(SERVE_WEIGHT_BYTES)
+SERVE_KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
+SERVE_KV_DTYPES = tuple(SERVE_KV_BYTES)
+# GEMM precision: fp8 weights run W8A8 fp8 GEMMs; fp4 runs at the fp8 rate here (the spec data has
+# no fp4 column; Blackwell's fp4 is 2x fp8, so fp4 decode compute is overstated there); int8/int4
+# are weight-only (W8A16/W4A16 Marlin kernels dequantise to 16 bits).
+GEMM_BITS = {"bf16": 16, "fp8": 8, "fp4": 8, "int8": 16, "int4": 16}
+# FP8 GEMMs do not reach twice the bf16 rate at a model's shapes: the probe on this project's H200
+# (tests/data/probe_h200.json, torch._scaled_mm against bf16 matmul) measured fp8/bf16 = 1.17-1.56
+# over the six non-square shapes (2048x4096x4096 ... 4096x32000x4096), geometric mean 1.38, where
+# the datasheet ratio is 2. The fp8 GEMM rate is the bf16 peak x this, capped at the fp8 peak.
+FP8_GEMM_SPEEDUP_OVER_BF16 = 1.38
+
+# Kernels per layer in a decode step (norms, QKV GEMM, rope + cache write, attention, output GEMM,
+# gate-up GEMM, activation, down GEMM, residual adds) and the floor of one kernel replayed from a CUDA
+# graph: ~2.5 us on Hopper (nsys traces of CUDA-graph decode show 2-4 us for tiny kernels); estimates.
+KERNELS_PER_LAYER = 10
+KERNEL_FLOOR_S = 2.5e-6
+
+
+@dataclass(frozen=True)
+class EngineConstants:
+    name: str
+    step_overhead_s: float  # CPU time per engine step the GPU waits for (scheduling, input prep, sampling)
+    source: str
+
+
+# Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
+# (the vLLM V1 blog, 2025-01-27, and the v0.6.0 blog measured 38% GPU idle time on Llama-3-8B in
+# v0.5.3 before the fixes); SGLang's overlap scheduler hides the CPU work of the next batch (SGLang
+# v0.4 blog, 2024-12-04, "zero-overhead batch scheduler"); TensorRT-LLM's C++ executor with its
+# overlap scheduler likewise. The millisecond values are estimates, not fits.
+ENGINES = {
+    "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)"),
+    "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)"),
+    "trtllm": EngineConstants("trtllm", 0.25e-3, "TensorRT-LLM overlap scheduler, C++ executor (estimate)"),
+}
+ENGINE_NAMES = tuple(ENGINES)
+
+
+def engine_defaults(capacity_bytes: float, gpu_name: str) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM picks for a GPU of this size."""
+    large = capacity_bytes >= LARGE_GPU_BYTES * 0.99 and "a100" not in gpu_name.lower()
+    return ((MAX_NUM_SEQS_LARGE, MAX_BATCHED_TOKENS_LARGE) if large
+            else (MAX_NUM_SEQS_SMALL, MAX_BATCHED_TOKENS_SMALL))
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The scalars of a model the serving formulas need (one model per call)."""
+
+    layers: int
+    hidden: int
+    vocab: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    mla_width: int  # latent + rope elements per token and layer (0: not MLA)
+    q_width: int
+    attn_out_width: int
+    dense_linear: float  # GEMM weights outside the routed experts, lm_head excluded
+    expert_linear: float  # routed experts' GEMM weights, all layers
+    other_params: float  # embeddings, lm_head, norms, biases (kept 16-bit)
+    lm_head: float
+    active_expert_linear: float  # routed expert GEMM weights one token passes through
+    experts: int
+    top_k: int
+    moe_layers: int
+    live_width: float  # 16-bit elements per token live in one layer's forward (workspace)
+    model: object  # for attended_context
+
+
+def model_shape(model) -> ModelShape:
+    h = model.hidden
+    mats = 3 if model.mlp == "swiglu" else 2
+    expert = model.moe_layers * model.experts * mats * h * model.expert_ffn_hidden if model.is_moe else 0
+    lm_head = model.vocab * h
+    linear = model.linear_weight_params() - lm_head
+    mla = (model.kv_lora_rank + model.qk_rope_dim) if model.arch == "deepseek" else 0
+    return ModelShape(layers=model.layers, hidden=h, vocab=model.vocab, heads=model.heads, kv_heads=model.kv_heads,
+                      head_dim=model.head_dim, mla_width=mla, q_width=model.q_width,
+                      attn_out_width=model.attn_out_width, dense_linear=float(linear - expert),
+                      expert_linear=float(expert), other_params=float(model.params_total - linear),
+                      lm_head=float(lm_head),
+                      active_expert_linear=float(model.moe_layers * model.top_k * mats * h * model.expert_ffn_hidden)
+                      if model.is_moe else 0.0,
+                      experts=model.experts if model.is_moe else 0, top_k=model.top_k if model.is_moe else 0,
+                      moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)), model=model)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One replica's layout and the engine settings; numbers or equal-length numpy columns."""
+
+    tp: object = 1
+    pp: object = 1
+    ep: object = 1
+    attention_dp: object = 1
+    replicas: object = 1
+    weight_bytes: object = 2.0  # per GEMM weight, scales included (SERVE_WEIGHT_BYTES)
+    kv_bytes: object = 2.0  # per KV element
+    gmu: object = GPU_MEMORY_UTILIZATION
+    max_num_seqs: object = 256
+    max_batched_tokens: object = 2048
+    step_overhead_s: object = ENGINES["vllm"].step_overhead_s
+
+    @property
+    def gpus_per_replica(self):
+        return self.tp * self.pp * self.attention_dp
+
+
+@dataclass(frozen=True)
+class Device:
+    """The GPU's figures (numbers or columns): capacity, HBM bandwidth, GEMM peak for the weights'
+    precision, the 16-bit peak (attention), and the efficiency and topology it reaches."""
+
+    capacity_bytes: object
+    mem_bw_gb_s: object
+    gemm_peak_tflops: object
+    attn_peak_tflops: object
+    eff: compute.Efficiency
+    topo: network.Topology
+
+
+# ---------------------------------------------------------------- memory
+def weights_per_gpu_bytes(s: ModelShape, d: Deployment):
+    """Weights on one GPU: attention, dense MLPs, shared experts, embeddings split tp x pp ways;
+    routed experts split over max(tp, ep) x pp GPUs (tensor- or expert-parallel), replicated over
+    the attention data-parallel ranks otherwise."""
+    dense = (s.dense_linear * d.weight_bytes + s.other_params * 2.0) / (d.tp * d.pp)
+    experts = s.expert_linear * d.weight_bytes / (d.pp * np.maximum(d.tp, d.ep))
+    return dense + experts
+
+
+def kv_bytes_per_token_gpu(s: ModelShape, d: Deployment):
+    """KV bytes per token of one sequence on one GPU (its pipeline stage's layers): GQA caches
+    2 x kv_heads x head_dim per layer, kv heads split by tp and replicated when tp > kv_heads
+    (vLLM); MLA caches the latent and the rope key, replicated on every tp rank (vLLM's MLA)."""
+    if s.mla_width:
+        per_layer = s.mla_width * 1.0
+    else:
+        per_layer = 2.0 * np.maximum(1.0, s.kv_heads / d.tp) * s.head_dim
+    return s.layers / d.pp * per_layer * d.kv_bytes
+
+
+def workspace_bytes(s: ModelShape, d: Deployment):
+    """vLLM's profiled activation peak: one forward of max_num_batched_tokens tokens (one layer's
+    live intermediates, core/inference.py prefill_live_width, split by tp) and the sampler's fp32
+    logits of max_num_seqs requests."""
+    return (d.max_batched_tokens * s.live_width * 2.0 / d.tp
+            + d.max_num_seqs * s.vocab * SAMPLER_LOGIT_BYTES)
+
+
+def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes) -> dict:
+    """Bytes per GPU by component; they sum to gmu x capacity (the engine's use)."""
+    budget = d.gmu * capacity_bytes
+    w = weights_per_gpu_bytes(s, d)
+    ws = workspace_bytes(s, d)
+    other = CUDA_CONTEXT_BYTES + np.where(d.gpus_per_replica > 1, NCCL_BYTES, 0.0)
+    kv = budget - w - ws - other - CUDA_GRAPH_BYTES
+    return {"weights": w, "kv_pool": kv, "activation_workspace": ws, "cuda_graphs": CUDA_GRAPH_BYTES + 0 * kv,
+            "other": other, "device_use": budget}
+
+
+# ---------------------------------------------------------------- time
+def experts_touched_fraction(tokens, top_k: int, experts: int):
+    """Expected share of a layer's routed experts that ``tokens`` tokens touch when each picks
+    ``top_k`` distinct experts uniformly: an expert escapes one token with probability 1 - k/E,
+    so E (1 - (1 - k/E)^T) distinct experts are read (uniform routing; a trained router is
+    skewed, so real steps touch somewhat fewer)."""
+    return 1.0 - (1.0 - top_k / experts) ** np.maximum(tokens, 0.0)
+
+
+def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx):
+    """One engine step of one replica: ``decodes`` running decodes (per attention-DP rank) at
+    mean context ``decode_ctx`` plus ``prefill_tokens`` prompt tokens at mean context
+    ``prefill_ctx``. Pipeline parallel: the batch is split into pp micro-batches that pass the pp
+    stages, so a token waits pp stage times."""
+    pp = d.pp
+    dec = decodes / pp
+    pre = prefill_tokens / pp
+    tokens = dec + pre
+    moe_tokens = tokens * np.where(d.ep > 1, d.attention_dp, 1)  # EP over the attention-DP ranks
+    eff = dev.eff
+    bw = dev.mem_bw_gb_s * 1e9 * eff.bw_elementwise
+    # GEMMs: the weights the step reads (experts: those its tokens touch, E(1-(1-k/E)^T)) or FLOPs
+    dense_w = (s.dense_linear * d.weight_bytes + s.lm_head * 2.0) / (d.tp * pp)
+    if s.experts:
+        touched = experts_touched_fraction(moe_tokens, s.top_k, s.experts)
+        expert_w = touched * s.expert_linear * d.weight_bytes / (pp * np.maximum(d.tp, d.ep))
+    else:
+        expert_w = 0.0
+    gemm_flops = 2.0 * (tokens * s.dense_linear / (d.tp * pp)
+                        + moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
+                        + dec * s.lm_head / (d.tp * pp))  # logits for the sampled positions only
+    eff0 = eff.with_changes(gemm_overhead_s=0.0)  # per-kernel floors are KERNEL_FLOOR_S under CUDA graphs
+    t_gemm = np.maximum((dense_w + expert_w) / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
+    # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square)
+    stage_layers = s.layers / pp
+    kv_tok = kv_bytes_per_token_gpu(s, d)
+    att_dec = s.model.attended_context(decode_ctx)
+    att_pre = s.model.attended_context(prefill_ctx)
+    attn_flops = 2.0 * stage_layers * (s.q_width + s.attn_out_width) / d.tp * (dec * att_dec + pre * att_pre)
+    a_eff = compute.attention_efficiency(s.head_dim or 128, eff)
+    t_attn = np.maximum(dec * att_dec * kv_tok / bw, attn_flops / (dev.attn_peak_tflops * 1e12 * a_eff))
+    # collectives: 2 all-reduces per layer of the step's activations (tp); dispatch + combine (ep)
+    t_comm = 2 * stage_layers * network.all_reduce_s(tokens * s.hidden * 2.0, d.tp, dev.topo)
+    if s.experts:
+        a2a = network.all_to_all_s(tokens * s.top_k * s.hidden * 2.0, d.ep, dev.topo)
+        t_comm = t_comm + 2 * s.moe_layers / pp * a2a
+    t_floor = stage_layers * KERNELS_PER_LAYER * KERNEL_FLOOR_S
+    stage = t_gemm + t_attn + t_comm + t_floor
+    return pp * stage + d.step_overhead_s
+
+
+RATE_BISECTION_STEPS = 12
+# The M/D/1 wait diverges as the prefill load nears 1; beyond this the budget-exhausted regime
+# (Little's law) takes over.
+PREFILL_RHO_MAX = 0.95
+
+
+@dataclass
+class ServeState:
+    """Steady state of a deployment (columns or numbers)."""
+
+    ttft_s: object
+    tpot_s: object
+    e2e_s: object
+    requests_per_s: object  # all replicas
+    queue_s: object  # waiting for a slot (saturated); inf when a request rate exceeds the capacity
+    running: object  # requests running per replica
+    decodes: object  # requests decoding per replica (the rest prefill or wait for the prefill budget)
+    saturated: object
+
+
+def _blocks(tokens):
+    return np.ceil(tokens / BLOCK_SIZE_TOKENS) * BLOCK_SIZE_TOKENS
+
+
+def capacity(s: ModelShape, d: Deployment, capacity_bytes, isl, osl) -> dict:
+    """The KV pool in tokens and pages, and the largest concurrency per replica and in all."""
+    mem = memory_per_gpu(s, d, capacity_bytes)
+    kv_tok = kv_bytes_per_token_gpu(s, d)
+    pool = np.maximum(mem["kv_pool"], 0.0)
+    blocks = np.floor(pool / (kv_tok * BLOCK_SIZE_TOKENS))
+    tokens = blocks * BLOCK_SIZE_TOKENS  # per attention-DP rank
+    per_seq = _blocks(s.model.attended_context(isl + osl))  # pages one request holds at its end
+    by_pool = np.floor(tokens / per_seq) * d.attention_dp
+    max_conc = np.minimum(d.max_num_seqs * d.attention_dp, by_pool)
+    fits = (mem["kv_pool"] > 0) & (by_pool >= d.attention_dp)
+    return {"memory": mem, "kv_cache_tokens": tokens * d.attention_dp, "kv_blocks": blocks * d.attention_dp,
+            "max_concurrency": max_conc, "max_concurrency_kv": by_pool, "fits": fits,
+            "kv_bytes_per_token": kv_tok}
+
+
+def _running_state(s, dev, d, running, isl, osl):
+    """(ttft_s, tpot_s, decodes) of one replica with ``running`` requests admitted (per replica)."""
+    m = d.max_batched_tokens
+    out = np.maximum(osl - 1, 1)
+    adp = d.attention_dp
+    r = np.maximum(running / adp, 1e-9)  # per attention-DP rank
+    d_cap = m * out / (out + isl)  # prefill budget exhausted: decodes stop growing here
+    dec = r * out / (out + 1)
+    for _ in range(4):  # fixed point: a prompt's chunks depend on the budget the decodes leave
+        budget = np.maximum(m - dec, 1.0)
+        chunks = np.ceil(isl / np.minimum(budget, isl))
+        dec = np.minimum(r * out / (out + chunks), d_cap)
+    budget = np.maximum(m - dec, 1.0)
+    chunks = np.ceil(isl / np.minimum(budget, isl))
+    done_per_step = dec / out
+    prefill_per_step = done_per_step * isl  # prompt tokens the steps must carry on average
+    # a step that carries prefill takes one prompt's chunk, or several prompts when the demand is
+    # larger, up to the budget; the share of such steps carries the average demand
+    chunk = np.clip(np.maximum(np.minimum(isl, budget), prefill_per_step), 1.0, budget)
+    frac_chunk = np.clip(prefill_per_step / chunk, 0.0, 1.0)
+    decode_ctx = isl + osl / 2.0
+    t_dec = step_time_s(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
+    t_mix = step_time_s(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
+    t_avg = (1 - frac_chunk) * t_dec + frac_chunk * t_mix
+    # TTFT: the prompt's chunks, half a step to the next step boundary, and the wait for the
+    # prefill: where the budget is exhausted, Little's law on the requests not yet decoding; below
+    # that, prompts queue behind each other's prefill as in an M/D/1 queue (Pollaczek-Khinchine
+    # mean wait rho S / (2 (1 - rho)), service S = one prompt's chunks, rho = arrivals x S)
+    waiting = np.maximum(r - dec - done_per_step * chunks, 0.0)
+    wait_s = waiting / np.maximum(done_per_step, 1e-12) * t_avg
+    service_s = chunks * t_mix
+    rho = np.clip(done_per_step * service_s / t_avg, 0.0, PREFILL_RHO_MAX)
+    wait_s = np.maximum(wait_s, rho * service_s / (2 * (1 - rho)))
+    ttft = service_s + 0.5 * t_avg + wait_s
+    return ttft, t_avg, dec * adp
+
+
+def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl, concurrency=None,
+                 request_rate=None) -> ServeState:
+    """The steady state at a total ``concurrency`` (closed loop) or a total ``request_rate``
+    (requests/s, open loop): latency, throughput, queueing."""
+    max_conc = np.maximum(cap["max_concurrency"], 1e-9)  # capacity() counts one replica
+    osl_f = np.asarray(osl, dtype=float)
+
+    def at(running):
+        ttft, tpot, dec = _running_state(s, dev, d, running, isl, osl)
+        e2e = ttft + (osl_f - 1) * tpot
+        return ttft, tpot, e2e, dec, running / e2e  # per replica rate (Little)
+
+    if concurrency is not None:
+        n = np.asarray(concurrency, dtype=float) / d.replicas
+        running = np.minimum(n, max_conc)
+        ttft, tpot, e2e, dec, rate = at(running)
+        queue = np.maximum(n - running, 0.0) / rate
+        saturated = n > max_conc
+    else:
+        target = np.asarray(request_rate, dtype=float) / d.replicas
+        _, _, _, _, rate_max = at(max_conc)
+        e2e_min = at(np.minimum(max_conc, 1e-3))[2]
+        # N = rate x e2e(N) and e2e grows with N: rate x e2e at an empty server bounds N from below.
+        # Bisection on log N between that bound and max_concurrency (12 halvings of the log-interval
+        # leave < 0.5% of N whenever the bracket spans less than 1e9).
+        lo = np.clip(target * e2e_min, 1e-6, max_conc)
+        hi = max_conc * np.ones_like(lo)
+        for _ in range(RATE_BISECTION_STEPS):
+            mid = np.sqrt(lo * hi)
+            below = at(mid)[4] < target
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+        saturated = target > rate_max
+        running = np.where(saturated, max_conc, hi)
+        ttft, tpot, e2e, dec, rate = at(running)
+        rate = np.where(saturated, rate, target)
+        queue = np.where(saturated, np.inf, 0.0)
+    return ServeState(ttft_s=ttft + queue, tpot_s=tpot, e2e_s=e2e + queue, requests_per_s=rate * d.replicas,
+                      queue_s=queue, running=running, decodes=dec, saturated=saturated)
+
+
+def pareto_mask(x, y) -> np.ndarray:
+    """True where no other point has x and y both at least as large and one larger."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    order = np.lexsort((-y, -x))  # x descending, then y descending
+    keep = np.zeros(len(x), bool)
+    best_y = -np.inf
+    for i in order:
+        if y[i] > best_y:
+            keep[i] = True
+            best_y = y[i]
+    return keep
+
+
+def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
+    """The Device of ``hw`` (core.estimate.Hardware): a probe calibration's efficiencies and
+    measured intra-node bus bandwidth where one is given, else the GPU family's defaults (fused
+    kernels, as the megatron framework's); ``gemm_bits`` 8 or 16, a number or a column (8 falls back
+    to 16 on GPUs without fp8: vLLM runs fp8 checkpoints there as W8A16 Marlin GEMMs)."""
+    gpu = hw.gpu
+    cal = hw.calibration
+    eff = getattr(cal, "efficiency", None) if cal is not None else None
+    eff = eff or compute.default_efficiency(gpu, "megatron")
+    intra = getattr(cal, "intra_busbw_gb_s", None) if cal is not None else None
+    topo = network.topology(gpu, hw.intra, hw.inter, hw.nics_per_node or 1, gpus_per_node, intra_override_gb_s=intra)
+    p16 = gpu.peak_tflops(16)
+    p8 = min(gpu.fp8_tflops, p16 * FP8_GEMM_SPEEDUP_OVER_BF16) if gpu.fp8_tflops else p16
+    return Device(capacity_bytes=gpu.capacity_bytes, mem_bw_gb_s=gpu.mem_bw_gb_s,
+                  gemm_peak_tflops=np.where(np.asarray(gemm_bits) == 8, p8, p16) if np.ndim(gemm_bits)
+                  else (p8 if gemm_bits == 8 else p16), attn_peak_tflops=p16, eff=eff, topo=topo)

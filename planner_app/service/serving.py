@@ -1,0 +1,200 @@
+"""The serving service (issue 15): one typed request -> one steady-state estimate of a
+continuous-batching server (core/serving.py), as the JSON the ``serve`` command prints; the SLO
+search is in service/serving_search.py."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner_app.core import serving as sv
+from planner_app.core.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
+from planner_app.core.errors import InputError
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.service.resolve import resolve_hardware, resolve_model
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """What ``gpu-planner serve`` takes (service/options.py SERVE_OPTIONS); None: the default."""
+
+    model: object
+    isl: int
+    osl: int
+    gpu: str | None = None
+    instance: str | None = None
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    attention_dp: int = 1
+    replicas: int = 1
+    concurrency: int | None = None
+    request_rate: float | None = None
+    weights_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    engine: str = "vllm"
+    gpu_memory_utilization: float = sv.GPU_MEMORY_UTILIZATION
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    price: str = "on_demand"
+    cny_per_usd: float | None = None
+    calibration: str | None = None
+
+
+def check_traffic(req) -> None:
+    if not req.isl or req.isl < 1:
+        raise InputError("isl", f"must be a whole number of at least 1; got {req.isl}")
+    if not req.osl or req.osl < 1:
+        raise InputError("osl", f"must be a whole number of at least 1; got {req.osl}")
+    if (req.concurrency is None) == (req.request_rate is None):
+        raise InputError("concurrency", "give exactly one of --concurrency N or --request-rate R")
+
+
+def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
+    """Errors naming the field: tp must divide the heads, pp the layers; ep needs a MoE model and
+    must divide its experts and tp x attention-dp."""
+    if not model.is_transformer:
+        raise InputError("model", "serving needs a transformer language model")
+    if model.heads % tp:
+        raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
+    if pp > model.layers:
+        raise InputError("pp", f"must be at most the number of layers ({model.layers}); got {pp}")
+    if ep > 1 and not model.is_moe:
+        raise InputError("ep", f"expert parallel needs a mixture-of-experts model; {model.name} is dense (use --ep 1)")
+    if ep > 1 and (model.experts % ep or (tp * adp) % ep):
+        raise InputError("ep", f"must divide the experts ({model.experts}) and tp x attention-dp ({tp * adp}); "
+                               f"got {ep}")
+
+
+def instance_price_usd(hw, basis: str, cny_per_usd) -> tuple[float | None, str | None]:
+    """(USD per instance-hour at ``basis``, else on-demand, else the first known; its basis)."""
+    if hw.instance is None:
+        return None, None
+    per_hour = hourly_prices_usd(hw.instance.prices, cny_per_usd or DEFAULT_CNY_PER_USD)
+    if per_hour.get(basis) is not None:
+        return per_hour[basis], basis
+    for k, v in per_hour.items():
+        if v is not None:
+            return v, k
+    return None, None
+
+
+def engine_settings(req, gpu) -> tuple[int, int]:
+    seqs, tokens = sv.engine_defaults(gpu.capacity_bytes, gpu.id + " " + gpu.name)
+    return req.max_num_seqs or seqs, req.max_num_batched_tokens or tokens
+
+
+def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdtype=None, kvdtype=None):
+    seqs, tokens = engine_settings(req, gpu)
+    wd = wdtype if wdtype is not None else req.weights_dtype
+    kd = kvdtype if kvdtype is not None else req.kv_dtype
+    return sv.Deployment(tp=req.tp if tp is None else tp, pp=req.pp if pp is None else pp,
+                         ep=req.ep if ep is None else ep, attention_dp=req.attention_dp if adp is None else adp,
+                         replicas=req.replicas if replicas is None else replicas,
+                         weight_bytes=sv.SERVE_WEIGHT_BYTES[wd] if isinstance(wd, str) else wd,
+                         kv_bytes=sv.SERVE_KV_BYTES[kd] if isinstance(kd, str) else kd,
+                         gmu=req.gpu_memory_utilization, max_num_seqs=seqs, max_batched_tokens=tokens,
+                         step_overhead_s=sv.ENGINES[req.engine].step_overhead_s)
+
+
+def run_serve(req: ServeRequest, db) -> dict:
+    """The steady-state estimate for one deployment, as the ``serve`` JSON."""
+    from planner_app.service.estimate import load_calibration
+
+    check_traffic(req)
+    model = resolve_model(req.model, db)
+    hw, per_node, notes = resolve_hardware(db, gpu=req.gpu, instance=req.instance,
+                                           calibration=load_calibration(req.calibration))
+    check_layout(model, req.tp, req.pp, req.ep, req.attention_dp)
+    shape = sv.model_shape(model)
+    d = deployment(req, hw.gpu)
+    dev = sv.device_for(hw, sv.GEMM_BITS[req.weights_dtype], per_node)
+    cap = sv.capacity(shape, d, dev.capacity_bytes, req.isl, req.osl)
+    mem = cap["memory"]
+    gb = 1e9
+    budget = float(mem["device_use"])
+    fixed = float(mem["weights"] + mem["activation_workspace"] + mem["other"] + mem["cuda_graphs"])
+    if fixed >= budget:
+        raise InputError("tp", f"weights need {float(mem['weights']) / gb:.1f} GB per GPU (plus "
+                               f"{(fixed - float(mem['weights'])) / gb:.1f} GB workspace, CUDA graphs and context), "
+                               f"the GPU has {budget / gb:.1f} GB at gpu_memory_utilization "
+                               f"{req.gpu_memory_utilization:g}: raise --tp/--pp or use a smaller --weights-dtype")
+    if not bool(cap["fits"]):
+        raise InputError("isl", f"one request of {req.isl + req.osl:,} tokens needs more KV cache than the pool holds "
+                                f"({int(cap['kv_cache_tokens']):,} tokens per replica): raise --tp or shorten it")
+    st = sv.steady_state(shape, dev, d, cap, req.isl, req.osl, concurrency=req.concurrency,
+                         request_rate=req.request_rate)
+    gpus = d.gpus_per_replica * d.replicas
+    rate = float(st.requests_per_s)
+    out_tps = rate * req.osl
+    price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
+    cost = {}
+    if price is not None:
+        per_replica = math.ceil(d.gpus_per_replica / hw.instance.gpu_count)
+        usd_h = price * per_replica * d.replicas
+        cost = {"usd_per_hour": usd_h, "instances": per_replica * d.replicas, "price_basis": basis,
+                "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if out_tps > 0 else None,
+                "price_date": hw.instance.prices.date, "currency_source": hw.instance.prices.currency}
+    seqs, tokens = engine_settings(req, hw.gpu)
+    notes += serve_assumptions(req, seqs, tokens)
+    if bool(st.saturated):
+        by_pool = float(cap["max_concurrency_kv"])
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "saturated: {what} holds {n:,.0f} running requests; the rest "
+                                                      "queue ({how})"),
+                          what="the KV pool" if by_pool < seqs * req.attention_dp else "max_num_seqs",
+                          n=float(cap["max_concurrency"]) * req.replicas,
+                          how="the request rate exceeds the throughput: the queue grows without bound"
+                          if req.request_rate else "Little's law: wait = queue / completion rate"))
+    ms = 1e3
+    infinite = not math.isfinite(float(st.queue_s))
+    breakdown = {k: float(mem[k]) for k in ("weights", "kv_pool", "activation_workspace", "cuda_graphs", "other")}
+    return {
+        "model": model.name, "gpu": hw.gpu.name,
+        **({"instance": hw.instance.instance_id} if hw.instance is not None else {}),
+        "engine": req.engine,
+        "deployment": {"tp": req.tp, "pp": req.pp, "ep": req.ep, "attention_dp": req.attention_dp,
+                       "replicas": req.replicas, "gpus_per_replica": int(d.gpus_per_replica), "gpus": int(gpus),
+                       "weights_dtype": req.weights_dtype, "kv_dtype": req.kv_dtype,
+                       "gpu_memory_utilization": req.gpu_memory_utilization, "max_num_seqs": seqs,
+                       "max_num_batched_tokens": tokens, "block_size": sv.BLOCK_SIZE_TOKENS},
+        "traffic": {"isl": req.isl, "osl": req.osl, "concurrency": req.concurrency,
+                    "request_rate": req.request_rate},
+        "ttft_ms": None if infinite else float(st.ttft_s) * ms,
+        "tpot_ms": float(st.tpot_s) * ms,
+        "e2e_latency_ms": None if infinite else float(st.e2e_s) * ms,
+        "queueing_delay_ms": None if infinite else float(st.queue_s) * ms,
+        "output_tokens_per_s": out_tps,
+        "output_tokens_per_s_per_gpu": out_tps / gpus,
+        "tokens_per_s_per_user": 1.0 / float(st.tpot_s),
+        "requests_per_s": rate,
+        "running_requests": float(st.running) * req.replicas,
+        "decoding_requests": float(st.decodes) * req.replicas,
+        "fits": bool(cap["fits"]),
+        "kv_cache_tokens": int(cap["kv_cache_tokens"]),  # one replica's pool (all its attention-DP ranks)
+        "kv_cache_blocks": int(cap["kv_blocks"]),
+        "kv_bytes_per_token": float(cap["kv_bytes_per_token"]),
+        "max_concurrency": int(cap["max_concurrency"]) * req.replicas,
+        "saturated": bool(st.saturated),
+        "memory": {"breakdown": breakdown, "device_bytes": sum(breakdown.values()),
+                   "capacity_bytes": float(dev.capacity_bytes),
+                   "free_bytes": float(dev.capacity_bytes) - sum(breakdown.values())},
+        "cost": cost,
+        "assumptions": notes,
+    }
+
+
+def serve_assumptions(req, seqs: int, tokens: int) -> list:
+    e = sv.ENGINES[req.engine]
+    return [
+        Text(QT_TRANSLATE_NOOP("Engine", "{engine} at steady state: continuous batching, chunked prefill of at most "
+                                         "{tokens} tokens per step, at most {seqs} running requests, KV pages of "
+                                         "{block} tokens, gpu_memory_utilization {gmu:g}"),
+             engine=req.engine, tokens=tokens, seqs=seqs, block=sv.BLOCK_SIZE_TOKENS, gmu=req.gpu_memory_utilization),
+        Text(QT_TRANSLATE_NOOP("Engine", "per-step engine overhead {ms:.2f} ms ({source})"),
+             ms=e.step_overhead_s * 1e3, source=e.source),
+        Text(QT_TRANSLATE_NOOP("Engine", "a request holds the KV pages of its prompt and output until it ends (no "
+                                         "preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU"),
+             graph=sv.CUDA_GRAPH_BYTES / 2**30),
+        Text(QT_TRANSLATE_NOOP("Engine", "tokens/s per user is 1 / TPOT; requests/s from Little's law "
+                                         "(running requests / end-to-end latency)")),
+    ]
+

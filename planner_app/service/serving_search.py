@@ -1,0 +1,171 @@
+"""The serving SLO search (issue 15): every deployment of a model on a list of GPUs or instances
+(tensor and pipeline parallel, expert parallel for MoE, replicas, weight and KV precisions),
+scored at once with core/serving.py over numpy columns; the cheapest and the fewest-GPU ones that
+meet the TTFT and TPOT targets, and the Pareto front of output tokens/s per GPU against tokens/s
+per user (the chart SemiAnalysis's InferenceX draws)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from planner_app.core import serving as sv
+from planner_app.core.compute import gpu_family
+from planner_app.core.errors import InputError
+from planner_app.service.resolve import resolve_hardware, resolve_model
+from planner_app.service.serving import (ServeRequest, check_traffic, deployment, engine_settings,
+                                         instance_price_usd)
+
+TP_CHOICES = (1, 2, 4, 8)
+PP_CHOICES = (1, 2, 4)
+MAX_REPLICAS = 64
+# fp4 weights only where the tensor cores run them (Blackwell, NVFP4); the others run fp8 and int4
+FP4_FAMILIES = ("blackwell",)
+
+
+@dataclass
+class SloResult:
+    evaluated: int
+    fitting: int
+    meeting: int
+    elapsed_s: float
+    cheapest: list = field(default_factory=list)
+    fewest_gpus: list = field(default_factory=list)
+    pareto: list = field(default_factory=list)
+    closest: dict | None = None
+    notes: list = field(default_factory=list)
+
+
+def _grid(model, hw, per_node: int):
+    """Columns of every layout and precision for one machine."""
+    tps = [t for t in TP_CHOICES if model.heads % t == 0 and t <= per_node]
+    pps = [p for p in PP_CHOICES if p <= model.layers]
+    wds = ["bf16", "fp8", "int4"] + (["fp4"] if gpu_family(hw.gpu) in FP4_FAMILIES else [])
+    kds = list(sv.SERVE_KV_DTYPES)
+    rows = []
+    for tp in tps:
+        eps = [1] + ([tp] if model.is_moe and tp > 1 and model.experts % tp == 0 else [])
+        for pp in pps:
+            for ep in eps:
+                for wi, _ in enumerate(wds):
+                    for ki, _ in enumerate(kds):
+                        rows.append((tp, pp, ep, wi, ki))
+    base = np.array(rows, dtype=float)
+    reps = np.arange(1, MAX_REPLICAS + 1, dtype=float)
+    g = np.repeat(base, len(reps), axis=0)
+    r = np.tile(reps, len(base))
+    return {"tp": g[:, 0], "pp": g[:, 1], "ep": g[:, 2], "w": g[:, 3].astype(int), "kv": g[:, 4].astype(int),
+            "replicas": r, "wds": wds, "kds": kds}
+
+
+def _score_machine(req, model, shape, kind: str, name: str, db):
+    hw, per_node, _ = resolve_hardware(db, **{kind: name})
+    g = _grid(model, hw, per_node)
+    wb = np.array([sv.SERVE_WEIGHT_BYTES[w] for w in g["wds"]])[g["w"]]
+    kb = np.array([sv.SERVE_KV_BYTES[k] for k in g["kds"]])[g["kv"]]
+    bits = np.array([sv.GEMM_BITS[w] for w in g["wds"]])[g["w"]]
+    d = deployment(req, hw.gpu, tp=g["tp"], pp=g["pp"], ep=g["ep"], adp=1, replicas=g["replicas"], wdtype=wb,
+                   kvdtype=kb)
+    dev = sv.device_for(hw, bits, per_node)
+    cap = sv.capacity(shape, d, dev.capacity_bytes, req.isl, req.osl)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        st = sv.steady_state(shape, dev, d, cap, req.isl, req.osl, concurrency=req.concurrency,
+                             request_rate=req.request_rate)
+    gpus = g["tp"] * g["pp"] * g["replicas"]
+    out_tps = st.requests_per_s * req.osl
+    price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
+    if price is not None:
+        insts = np.ceil(g["tp"] * g["pp"] / hw.instance.gpu_count) * g["replicas"]
+        usd_h = insts * price
+    else:
+        insts = np.full(len(gpus), np.nan)
+        usd_h = np.full(len(gpus), np.nan)
+    seqs, tokens = engine_settings(req, hw.gpu)
+    return {"machine": np.full(len(gpus), name, dtype=object), "kind": kind, "gpu": hw.gpu.name,
+            "tp": g["tp"], "pp": g["pp"], "ep": g["ep"], "replicas": g["replicas"], "gpus": gpus,
+            "weights_dtype": np.array(g["wds"], dtype=object)[g["w"]],
+            "kv_dtype": np.array(g["kds"], dtype=object)[g["kv"]],
+            "fits": np.asarray(cap["fits"]) & np.isfinite(st.tpot_s), "ttft_s": st.ttft_s, "tpot_s": st.tpot_s,
+            "e2e_s": st.e2e_s, "out_tps": out_tps, "rps": st.requests_per_s, "saturated": st.saturated,
+            "max_conc": cap["max_concurrency"], "usd_h": usd_h, "instances": insts, "price_basis": basis,
+            "kv_tokens": cap["kv_cache_tokens"], "max_num_seqs": seqs, "max_num_batched_tokens": tokens}
+
+
+def _concat(parts: list) -> dict:
+    keys = [k for k, v in parts[0].items() if isinstance(v, np.ndarray)]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    out["kind"] = np.concatenate([np.full(len(p["tp"]), p["kind"], dtype=object) for p in parts])
+    out["gpu"] = np.concatenate([np.full(len(p["tp"]), p["gpu"], dtype=object) for p in parts])
+    return out
+
+
+def _plan(c: dict, i: int, req: ServeRequest) -> dict:
+    ms = 1e3
+    usd_h = float(c["usd_h"][i])
+    out_tps = float(c["out_tps"][i])
+    gpus = int(c["gpus"][i])
+    flag = "--instance" if c["kind"][i] == "instance" else "--gpu"
+    load = f"--concurrency {req.concurrency}" if req.concurrency is not None else f"--request-rate {req.request_rate:g}"
+    ttft = float(c["ttft_s"][i])
+    cmd = (f"gpu-planner serve --model {req.model} {flag} \"{c['machine'][i]}\" --tp {int(c['tp'][i])} "
+           f"--pp {int(c['pp'][i])} --ep {int(c['ep'][i])} --replicas {int(c['replicas'][i])} --isl {req.isl} "
+           f"--osl {req.osl} {load} --weights-dtype {c['weights_dtype'][i]} --kv-dtype {c['kv_dtype'][i]} "
+           f"--engine {req.engine}")
+    return {"machine": c["machine"][i], "gpu": c["gpu"][i], "tp": int(c["tp"][i]), "pp": int(c["pp"][i]),
+            "ep": int(c["ep"][i]), "replicas": int(c["replicas"][i]), "gpus": gpus,
+            "weights_dtype": c["weights_dtype"][i], "kv_dtype": c["kv_dtype"][i],
+            "ttft_ms": ttft * ms if np.isfinite(ttft) else None, "tpot_ms": float(c["tpot_s"][i]) * ms,
+            "e2e_latency_ms": float(c["e2e_s"][i]) * ms if np.isfinite(c["e2e_s"][i]) else None,
+            "output_tokens_per_s": out_tps, "output_tokens_per_s_per_gpu": out_tps / gpus,
+            "tokens_per_s_per_user": 1.0 / float(c["tpot_s"][i]), "requests_per_s": float(c["rps"][i]),
+            "max_concurrency": int(c["max_conc"][i] if np.isfinite(c["max_conc"][i]) else 0),
+            "saturated": bool(c["saturated"][i]),
+            "usd_per_hour": usd_h if np.isfinite(usd_h) else None,
+            "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if np.isfinite(usd_h) and out_tps > 0
+            else None, "serve_command": cmd}
+
+
+def run_slo_search(req: ServeRequest, machines: tuple, ttft_ms: float, tpot_ms: float, db, top: int = 10) -> SloResult:
+    """Score every deployment on ``machines`` (("gpu"|"instance", name), ...) and rank those that
+    meet TTFT <= ``ttft_ms`` and TPOT <= ``tpot_ms`` without queueing."""
+    check_traffic(req)
+    if not machines:
+        raise InputError("gpu", "give one or more GPUs or instances, comma-separated")
+    t0 = time.perf_counter()
+    model = resolve_model(req.model, db)
+    if not model.is_transformer:
+        raise InputError("model", "serving needs a transformer language model")
+    shape = sv.model_shape(model)
+    c = _concat([_score_machine(req, model, shape, kind, name, db) for kind, name in machines])
+    n = len(c["tp"])
+    fits = c["fits"]
+    ok = fits & ~c["saturated"].astype(bool)
+    meets = ok & (c["ttft_s"] * 1e3 <= ttft_ms) & (c["tpot_s"] * 1e3 <= tpot_ms)
+    idx = np.flatnonzero(meets)
+    usd = np.where(np.isfinite(c["usd_h"]), c["usd_h"], np.inf)
+    cheapest = idx[np.lexsort((c["gpus"][idx], usd[idx]))][:top] if len(idx) else idx
+    fewest = idx[np.lexsort((usd[idx], c["gpus"][idx]))][:top] if len(idx) else idx
+    ok_idx = np.flatnonzero(ok)
+    per_gpu = c["out_tps"][ok_idx] / c["gpus"][ok_idx]
+    per_user = 1.0 / c["tpot_s"][ok_idx]
+    front = ok_idx[sv.pareto_mask(per_user, per_gpu)] if len(ok_idx) else ok_idx
+    front = front[np.argsort(1.0 / c["tpot_s"][front])]
+    res = SloResult(evaluated=n, fitting=int(fits.sum()), meeting=int(meets.sum()), elapsed_s=0.0,
+                    cheapest=[_plan(c, int(i), req) for i in cheapest],
+                    fewest_gpus=[_plan(c, int(i), req) for i in fewest],
+                    pareto=[_plan(c, int(i), req) for i in front])
+    if not len(idx):
+        cand = np.flatnonzero(fits)
+        if len(cand):
+            with np.errstate(invalid="ignore"):
+                miss = np.maximum(c["ttft_s"][cand] * 1e3 / ttft_ms, c["tpot_s"][cand] * 1e3 / tpot_ms)
+            miss = np.where(np.isfinite(miss), miss, np.inf)
+            res.closest = _plan(c, int(cand[np.lexsort((c["gpus"][cand], miss))[0]]), req)
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def request_for_search(req: ServeRequest) -> ServeRequest:
+    """The search sets the layout itself: the request's tp/pp/ep/replicas/dtypes are ignored."""
+    return replace(req, tp=1, pp=1, ep=1, attention_dp=1, replicas=1)

@@ -1,0 +1,286 @@
+"""The serving planner (issue 15): KV pool arithmetic, monotonicity, saturation and queueing,
+request-rate steady state, bad input, the SLO search and its Pareto front."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from planner_app.cli import main
+from planner_app.core import serving as sv
+from planner_app.core.states import CUDA_CONTEXT_BYTES
+from planner_app.service.serving import ServeRequest, run_serve
+from planner_app.service.serving_search import run_slo_search
+from planner_app.specdb.catalog import shipped_db
+
+
+@pytest.fixture(scope="module")
+def db():
+    return shipped_db()
+
+
+def serve(db, **kw):
+    base = dict(model="llama-3.1-70b", gpu="H100 SXM", tp=4, isl=2048, osl=512, weights_dtype="fp8", kv_dtype="fp8")
+    base.update(kw)
+    if "request_rate" not in kw and "concurrency" not in kw:
+        base["concurrency"] = 64
+    return run_serve(ServeRequest(**base), db)
+
+
+def test_kv_pool_by_hand_llama_8b_h100(db):
+    """Llama-3.1-8B, bf16, one H100 SXM (80 GB, >= 70 GiB: vLLM's 1024 seqs / 8192 tokens)."""
+    out = serve(db, model="llama-3.1-8b", tp=1, weights_dtype="bf16", kv_dtype="bf16", concurrency=1)
+    m = db.model("llama-3.1-8b")
+    cap = db.gpu("H100 SXM").capacity_bytes
+    budget = 0.9 * cap
+    weights = m.params_total * 2.0  # bf16: every parameter 2 bytes
+    h, ffn = m.hidden, m.ffn_hidden
+    live = max(2 * h + 3 * ffn, 2 * h + 3 * m.heads * m.head_dim)  # LlamaMLP's live intermediates per token
+    workspace = 8192 * live * 2 + 1024 * m.vocab * 4
+    kv_pool = budget - weights - workspace - CUDA_CONTEXT_BYTES - 0.5 * 2**30
+    per_token = 32 * 2 * 8 * 128 * 2  # layers x (K, V) x kv heads x head size x bf16
+    assert out["kv_bytes_per_token"] == per_token == 131072
+    blocks = math.floor(kv_pool / (per_token * 16))
+    assert out["kv_cache_tokens"] == blocks * 16
+    assert out["max_concurrency"] == min(1024, blocks * 16 // (2048 + 512))
+    b = out["memory"]["breakdown"]
+    assert b["weights"] == pytest.approx(weights)
+    assert b["kv_pool"] == pytest.approx(kv_pool)
+    assert out["memory"]["device_bytes"] == pytest.approx(budget)  # the components sum to the engine's use
+    assert sum(b.values()) == pytest.approx(out["memory"]["device_bytes"])
+
+
+def test_monotonic_in_load_and_lengths(db):
+    outs = {c: serve(db, concurrency=c) for c in (1, 8, 64, 256)}
+    tpot = [outs[c]["tpot_ms"] for c in (1, 8, 64, 256)]
+    tput = [outs[c]["output_tokens_per_s"] for c in (1, 8, 64, 256)]
+    assert tpot == sorted(tpot) and tpot[0] < tpot[-1]
+    assert tput == sorted(tput) and tput[0] < tput[-1]
+    assert serve(db, isl=8192, concurrency=8)["ttft_ms"] > serve(db, isl=1024, concurrency=8)["ttft_ms"]
+    # more tensor parallel: faster per token at one user; fp8 KV holds more tokens than bf16
+    assert serve(db, tp=8, concurrency=1)["tpot_ms"] < serve(db, tp=4, concurrency=1)["tpot_ms"]
+    assert serve(db, kv_dtype="fp8")["kv_cache_tokens"] > serve(db, kv_dtype="bf16")["kv_cache_tokens"]
+    # an engine with less per-step overhead is faster at the same load
+    assert serve(db, engine="sglang")["tpot_ms"] < serve(db, engine="vllm")["tpot_ms"]
+
+
+def test_saturation_and_littles_law(db):
+    one = serve(db, concurrency=1)
+    assert not one["saturated"] and one["queueing_delay_ms"] == 0
+    cap = one["max_concurrency"]
+    over = serve(db, concurrency=cap * 3)
+    at_cap = serve(db, concurrency=cap)
+    assert over["saturated"] and not at_cap["saturated"]
+    # the running requests are capped; the rest wait: queue = waiting / completion rate
+    assert over["running_requests"] == pytest.approx(cap)
+    assert over["requests_per_s"] == pytest.approx(at_cap["requests_per_s"])
+    assert over["queueing_delay_ms"] == pytest.approx(2 * cap / at_cap["requests_per_s"] * 1e3, rel=1e-6)
+    assert over["ttft_ms"] == pytest.approx(at_cap["ttft_ms"] + over["queueing_delay_ms"], rel=1e-6)
+    # Little's law inside the server: running = rate x end-to-end latency
+    mid = serve(db, concurrency=64)
+    assert mid["running_requests"] == pytest.approx(mid["requests_per_s"] * mid["e2e_latency_ms"] / 1e3, rel=1e-6)
+    assert mid["e2e_latency_ms"] == pytest.approx(mid["ttft_ms"] + 511 * mid["tpot_ms"])
+
+
+def test_request_rate_steady_state(db):
+    closed = serve(db, concurrency=64)
+    rate = closed["requests_per_s"]
+    opened = serve(db, request_rate=rate)
+    assert opened["requests_per_s"] == pytest.approx(rate)
+    assert opened["running_requests"] == pytest.approx(64, rel=0.01)  # the concurrency the rate implies
+    assert opened["tpot_ms"] == pytest.approx(closed["tpot_ms"], rel=0.01)
+    too_fast = serve(db, request_rate=1e4)
+    assert too_fast["saturated"] and too_fast["ttft_ms"] is None  # the queue grows without bound
+
+
+def test_experts_touched_matches_random_routing():
+    rng = np.random.default_rng(1)
+    experts, k = 8, 2
+    for tokens in (1, 3, 16):
+        seen = [len({e for _ in range(tokens) for e in rng.choice(experts, k, replace=False)}) for _ in range(4000)]
+        assert np.mean(seen) / experts == pytest.approx(sv.experts_touched_fraction(tokens, k, experts), abs=0.01)
+    assert sv.experts_touched_fraction(1, 8, 256) == pytest.approx(8 / 256)
+    assert sv.experts_touched_fraction(4096, 8, 256) == pytest.approx(1.0)
+
+
+def test_moe_decode_reads_the_experts_a_batch_touches(db):
+    from planner_app.service.resolve import resolve_hardware
+
+    s = sv.model_shape(db.model("mixtral-8x7b"))
+    assert s.experts == 8 and s.top_k == 2
+    hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
+    dev = sv.device_for(hw, 16, per_node)
+    d = sv.Deployment(tp=1, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
+    # at one token and a short context the step is bound by reading the dense weights and 2 of 8
+    # experts: the time of those bytes at the elementwise bandwidth plus the per-kernel floors
+    bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
+    dense = s.dense_linear * 2 + s.lm_head * 2
+    floors = s.layers * sv.KERNELS_PER_LAYER * sv.KERNEL_FLOOR_S
+    t1 = sv.step_time_s(s, dev, d, 1.0, 0.0, 16.0, 0.0)
+    assert t1 == pytest.approx((dense + 0.25 * s.expert_linear * 2) / bw + floors, rel=0.02)
+    t64 = sv.step_time_s(s, dev, d, 64.0, 0.0, 16.0, 0.0)
+    assert t64 > t1 * 2  # 64 tokens touch all 8 experts: about 3.4x the weight bytes
+    ep = run_serve(ServeRequest(model="mixtral-8x7b", gpu="H100 SXM", tp=2, ep=2, isl=1000, osl=500,
+                                concurrency=32), db)
+    tp = run_serve(ServeRequest(model="mixtral-8x7b", gpu="H100 SXM", tp=2, isl=1000, osl=500, concurrency=32), db)
+    assert ep["memory"]["breakdown"]["weights"] == pytest.approx(tp["memory"]["breakdown"]["weights"])
+    assert ep["tpot_ms"] > tp["tpot_ms"]  # the same bytes, plus a dispatch and a combine per MoE layer
+
+
+def test_sliding_window_caps_the_kv_a_request_holds(db):
+    from planner_app.service.resolve import resolve_hardware
+
+    m = db.model("mistral-7b")
+    assert m.sliding_window
+    hw, _, _ = resolve_hardware(db, gpu="H100 SXM")
+    d = sv.Deployment(max_num_seqs=100000, max_batched_tokens=8192)
+    windowed = sv.capacity(sv.model_shape(m), d, hw.gpu.capacity_bytes, 30000, 2000)
+    full = sv.capacity(sv.model_shape(m.with_changes(sliding_window=0)), d, hw.gpu.capacity_bytes, 30000, 2000)
+    assert windowed["kv_cache_tokens"] == full["kv_cache_tokens"]  # the same pool
+    per_seq = math.ceil(m.sliding_window / 16) * 16
+    assert windowed["max_concurrency"] == windowed["kv_cache_tokens"] // per_seq
+    assert windowed["max_concurrency"] > 5 * full["max_concurrency"]
+
+
+def test_cost_per_million_tokens(db):
+    out = run_serve(ServeRequest(model="llama-3.1-70b", instance="p5.48xlarge", tp=4, isl=2048, osl=512,
+                                 concurrency=64, weights_dtype="fp8"), db)
+    c = out["cost"]
+    assert c["instances"] == 1 and c["price_basis"] == "on_demand"
+    assert c["usd_per_million_output_tokens"] == pytest.approx(
+        c["usd_per_hour"] / (out["output_tokens_per_s"] * 3600) * 1e6)
+    assert serve(db)["cost"] == {}  # a bare GPU has no price
+
+
+BASE = ["serve", "--model", "llama-3.1-70b", "--gpu", "H100 SXM", "--tp", "4", "--isl", "2048", "--osl", "512",
+        "--concurrency", "8"]
+
+
+@pytest.mark.parametrize("extra, field", [(["--isl", "0"], "--isl"), (["--osl", "-3"], "--osl"),
+                                          (["--tp", "3"], "--tp"), (["--ep", "2"], "--ep"),
+                                          (["--tp", "1"], "--tp")])
+def test_bad_input_exits_2_naming_the_field(capsys, extra, field):
+    rc = main(BASE + extra)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and field in err and "Traceback" not in err
+
+
+def test_does_not_fit_message(capsys):
+    rc = main(BASE + ["--tp", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "weights need 141.1 GB per GPU" in err and "the GPU has" in err
+
+
+def test_json_keys(capsys):
+    assert main(BASE + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for k in ("ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+              "tokens_per_s_per_user", "requests_per_s", "fits", "kv_cache_tokens", "max_concurrency", "saturated",
+              "memory", "cost", "assumptions"):
+        assert k in out
+    assert out["tokens_per_s_per_user"] == pytest.approx(1e3 / out["tpot_ms"])
+    assert out["output_tokens_per_s_per_gpu"] == pytest.approx(out["output_tokens_per_s"] / 4)
+
+
+def test_slo_search_choice_meets_targets_and_matches_single_estimate(db):
+    req = ServeRequest(model="llama-3.1-70b", isl=2048, osl=512, concurrency=64)
+    res = run_slo_search(req, (("instance", "p5.48xlarge"), ("instance", "p4de.24xlarge")), 800.0, 30.0, db, top=5)
+    assert res.evaluated >= 5000 and res.meeting > 0
+    for p in res.cheapest + res.fewest_gpus:
+        assert p["ttft_ms"] <= 800 and p["tpot_ms"] <= 30 and not p["saturated"]
+    costs = [p["usd_per_hour"] for p in res.cheapest]
+    assert costs == sorted(costs)
+    gpus = [p["gpus"] for p in res.fewest_gpus]
+    assert gpus == sorted(gpus)
+    # the vectorised search and the single estimate are one implementation: same numbers
+    best = res.cheapest[0]
+    single = run_serve(ServeRequest(model="llama-3.1-70b", instance=best["machine"], tp=best["tp"], pp=best["pp"],
+                                    ep=best["ep"], replicas=best["replicas"], isl=2048, osl=512, concurrency=64,
+                                    weights_dtype=best["weights_dtype"], kv_dtype=best["kv_dtype"]), db)
+    assert single["ttft_ms"] == pytest.approx(best["ttft_ms"], rel=1e-9)
+    assert single["tpot_ms"] == pytest.approx(best["tpot_ms"], rel=1e-9)
+    assert single["cost"]["usd_per_hour"] == pytest.approx(best["usd_per_hour"])
+
+
+def test_pareto_front_is_non_dominated(db):
+    req = ServeRequest(model="llama-3.1-8b", isl=1024, osl=256, concurrency=32)
+    res = run_slo_search(req, (("gpu", "H100 SXM"), ("gpu", "A100 80GB")), 1000.0, 50.0, db)
+    pts = [(p["tokens_per_s_per_user"], p["output_tokens_per_s_per_gpu"]) for p in res.pareto]
+    assert len(pts) >= 3
+    for i, (x, y) in enumerate(pts):
+        for j, (x2, y2) in enumerate(pts):
+            assert i == j or not (x2 >= x and y2 >= y and (x2 > x or y2 > y))
+    rng = np.random.default_rng(0)
+    x, y = rng.random(300), rng.random(300)
+    keep = sv.pareto_mask(x, y)
+    brute = [not np.any((x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i]))) for i in range(300)]
+    assert list(keep) == brute
+
+
+def test_no_deployment_meets_exits_2_with_the_closest(capsys):
+    rc = main(["serve", "--model", "llama-3.1-70b", "--gpu", "H100 SXM", "--isl", "2048", "--osl", "512",
+               "--concurrency", "64", "--ttft-ms", "5", "--tpot-ms", "2"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert "no deployment meets TTFT <= 5 ms" in err and "closest:" in err
+
+
+def test_prefill_heavy_throughput_respects_the_compute_bound(db):
+    """2048 in / 128 out at full load: every prompt token costs 2 x params FLOPs, so the output
+    rate cannot beat peak x GEMM efficiency / (2 x params x isl / osl) (a step carries several
+    prompts' chunks, never more compute than the GPU has)."""
+    m = db.model("llama-3.1-8b")
+    gpu = db.gpu("H100 SXM")
+    out = run_serve(ServeRequest(model="llama-3.1-8b", gpu="H100 SXM", isl=2048, osl=128, concurrency=100000,
+                                 weights_dtype="fp8", kv_dtype="fp8"), db)
+    from planner_app.core.compute import default_efficiency
+    fp8_rate = min(gpu.fp8_tflops, gpu.bf16_tflops * sv.FP8_GEMM_SPEEDUP_OVER_BF16)
+    bound = fp8_rate * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
+    assert out["saturated"]
+    assert out["output_tokens_per_s"] <= bound
+    assert out["output_tokens_per_s"] > 0.5 * bound  # and prefill-bound, not starved
+
+
+def test_fp8_speedup_is_the_probe_measurement():
+    """FP8_GEMM_SPEEDUP_OVER_BF16 is the geometric mean of fp8/bf16 TFLOP/s over the non-square
+    (model-shaped) GEMMs of the H200 probe in tests/data."""
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "probe_h200.json")) as f:
+        gemm = json.load(f)["gemm"]
+    rate = {(g["dtype"], g["m"], g["n"], g["k"]): g["tflops"] for g in gemm}
+    ratios = [rate[("fp8",) + s[1:]] / rate[("bf16",) + s[1:]] for s in rate
+              if s[0] == "fp8" and not s[1] == s[2] == s[3]]
+    assert len(ratios) == 6
+    assert math.exp(np.mean(np.log(ratios))) == pytest.approx(sv.FP8_GEMM_SPEEDUP_OVER_BF16, abs=0.01)
+
+
+def test_slo_search_at_a_request_rate(db):
+    req = ServeRequest(model="mixtral-8x7b", isl=1000, osl=500, request_rate=8.0)
+    res = run_slo_search(req, (("gpu", "H100 SXM"),), 1000.0, 40.0, db, top=3)
+    assert res.meeting > 0
+    for p in res.cheapest:
+        assert p["requests_per_s"] == pytest.approx(8.0, rel=1e-6)  # the rate is served, not queued
+        assert p["ttft_ms"] <= 1000 and p["tpot_ms"] <= 40 and not p["saturated"]
+
+
+def test_a_list_of_machines_needs_targets(capsys):
+    rc = main(["serve", "--model", "llama-3.1-8b", "--gpu", "H100 SXM,H200", "--isl", "100", "--osl", "10",
+               "--concurrency", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--gpu" in err and "--ttft-ms" in err
+
+
+def test_replicas_split_the_load(db):
+    """n replicas at n x the concurrency (or the rate) behave as one replica at the base load,
+    with n times the throughput and n times the concurrency they hold."""
+    one = serve(db, model="llama-3.1-8b", tp=1, concurrency=125)
+    four = serve(db, model="llama-3.1-8b", tp=1, replicas=4, concurrency=500)
+    assert not four["saturated"]
+    assert four["tpot_ms"] == pytest.approx(one["tpot_ms"]) and four["ttft_ms"] == pytest.approx(one["ttft_ms"])
+    assert four["output_tokens_per_s"] == pytest.approx(4 * one["output_tokens_per_s"])
+    assert four["max_concurrency"] == 4 * one["max_concurrency"]
+    assert four["output_tokens_per_s_per_gpu"] == pytest.approx(one["output_tokens_per_s_per_gpu"])
+    rate4 = serve(db, model="llama-3.1-8b", tp=1, replicas=4, request_rate=4 * one["requests_per_s"])
+    assert rate4["tpot_ms"] == pytest.approx(one["tpot_ms"], rel=0.01)
+    over = serve(db, model="llama-3.1-8b", tp=1, replicas=4, concurrency=4 * one["max_concurrency"] + 4)
+    assert over["saturated"]
