@@ -52,7 +52,8 @@ def run(args) -> int:
         if value and "," in value:
             raise InputError(flag, "a list of machines needs --ttft-ms and --tpot-ms (the search); give one")
     out = run_serve(_request(args), db)
-    out = _clean(out)
+    from planner_app.service.estimate import json_safe
+    out = json_safe(out)
     if args.json:
         print(json.dumps(out, indent=1))
     else:
@@ -60,15 +61,6 @@ def run(args) -> int:
     return 0
 
 
-def _clean(obj):
-    import math
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def _ms(v) -> str:

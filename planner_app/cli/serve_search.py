@@ -10,7 +10,8 @@ EXIT_NONE = 2
 
 
 def run(args, db) -> int:
-    from planner_app.cli.serve import _clean, _request
+    from planner_app.cli.serve import _request
+    from planner_app.service.estimate import json_safe
     from planner_app.core.errors import InputError
     from planner_app.service.serving_search import request_for_search, run_slo_search
 
@@ -21,7 +22,7 @@ def run(args, db) -> int:
         tuple(("gpu", x.strip()) for x in (args.gpu or "").split(",") if x.strip())
     req = request_for_search(_request(args, gpu=None, instance=None))
     res = run_slo_search(req, machines, args.ttft_ms, args.tpot_ms, db, top=args.top)
-    out = _clean({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl, "osl": req.osl,
+    out = json_safe({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl, "osl": req.osl,
                   "concurrency": req.concurrency, "request_rate": req.request_rate, "engine": req.engine,
                   "targets": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
                   "evaluated": res.evaluated, "fitting": res.fitting, "meeting": res.meeting,

@@ -12,7 +12,7 @@ tests/unit/test_family_traces.py) and whole-model Trainer runs
 """
 from __future__ import annotations
 
-from planner_app.core.layers_hf import HFLayerSpec, HFOps, _needs_mask, _residual_bytes
+from planner_app.core.layers_hf import HFLayerSpec, HFOps, _needs_mask, _residual_bytes, experts_down_and_combine
 from planner_app.core.trace import EXP, ONE, SEQ, TP, TPS, T
 
 # RMSNorms that multiply by the weight in fp32 and cast after (modeling_gemma.py
@@ -304,16 +304,7 @@ def moe_block(o: HFOps, m, xn: T) -> T:
         act = o.new(k * fe, eb, EXP, "experts.silu")
         o.tr.op("experts.silu", [gate], [act], saved=[gate])
         prod = o.mul(act, up, "experts.mul")
-    dn = o.new(k * h, eb, EXP, "experts.down")
-    o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
-            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg))
-    dnm = o.new(k * h, eb, EXP, "experts.down_masked")
-    o.tr.op("experts.mask2", [dn], [dnm])
-    weighted = o.mul(dnm, wts, "experts.weighted")
-    unperm = o.new(k * h, eb, EXP, "experts.unpermute")
-    o.tr.op("experts.unpermute", [weighted], [unperm])
-    out = o.new(h, eb, SEQ, "experts.sum")
-    o.tr.op("experts.sum", [unperm], [out])
+    out = experts_down_and_combine(o, m, prod, wts, eb, wg)
     if shared is not None:
         if m.shared_expert_gate:
             g = o.linear(xn, 1, SEQ, h, "shared_expert_gate")

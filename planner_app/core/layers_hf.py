@@ -394,6 +394,24 @@ def _swiglu_mlp(o: HFOps, m, xn: T, ffn: int, slot: int, name: str) -> T:
     return o.linear(prod, h, SEQ, h * ffn, name + ".down_proj")
 
 
+def experts_down_and_combine(o: HFOps, m, prod: T, wts: T, eb: int, wg: int) -> T:
+    """The grouped experts' down projection (saves its input for the weight gradient unless frozen,
+    ``wg`` 0), masked_fill copy, weighting by the router, un-permute and the sum over top-k
+    (integrations/moe.py)."""
+    h, k, fe = m.hidden, m.top_k, m.expert_ffn_hidden
+    dn = o.new(k * h, eb, EXP, "experts.down")
+    o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
+            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg))
+    dnm = o.new(k * h, eb, EXP, "experts.down_masked")
+    o.tr.op("experts.mask2", [dn], [dnm])
+    weighted = o.mul(dnm, wts, "experts.weighted")
+    unperm = o.new(k * h, eb, EXP, "experts.unpermute")
+    o.tr.op("experts.unpermute", [weighted], [unperm])
+    out = o.new(h, eb, SEQ, "experts.sum")
+    o.tr.op("experts.sum", [unperm], [out])
+    return out
+
+
 def _moe_block(o: HFOps, m, xn: T) -> T:
     """MixtralSparseMoeBlock with the ``grouped_mm`` experts (integrations/moe.py): router
     softmax in fp32, tokens gathered per slot (top-k per token), grouped GEMMs in the
@@ -423,16 +441,7 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     act = o.new(k * fe, eb, EXP, "experts.silu")
     o.tr.op("experts.silu", [gate], [act], saved=[gate])
     prod = o.mul(act, up, "experts.mul")
-    dn = o.new(k * h, eb, EXP, "experts.down")
-    o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
-            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg))
-    dnm = o.new(k * h, eb, EXP, "experts.down_masked")
-    o.tr.op("experts.mask2", [dn], [dnm])
-    weighted = o.mul(dnm, wts, "experts.weighted")
-    unperm = o.new(k * h, eb, EXP, "experts.unpermute")
-    o.tr.op("experts.unpermute", [weighted], [unperm])
-    out = o.new(h, eb, SEQ, "experts.sum")
-    o.tr.op("experts.sum", [unperm], [out])
+    out = experts_down_and_combine(o, m, prod, wts, eb, wg)
     if m.shared_experts:
         shared = _swiglu_mlp(o, m, xn, m.expert_ffn_hidden * m.shared_experts, TP, "shared")
         out = o.add(out, shared, "experts.plus_shared")

@@ -142,15 +142,15 @@ def estimate_from_args(args, db) -> dict:
     out["assumptions"] = notes + out["assumptions"]
     cause = ("mfu" if args.mfu else "achieved_tflops" if args.achieved_tflops else
              "calibration" if getattr(args, "calibration", None) else "result")
-    return _clean(check_estimate(out, cause))
+    return json_safe(check_estimate(out, cause))
 
 
-def _clean(obj):
-    """JSON-safe: NaN/inf become null."""
+def json_safe(obj):
+    """JSON-safe: NaN/inf become null (every face's JSON output)."""
     if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
+        return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
