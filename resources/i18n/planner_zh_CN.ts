@@ -698,6 +698,26 @@
         <source>{kept} checkpoints need {need:,.0f} GB per node, more than the instance&apos;s {have:,.0f} GB of local NVMe; keep fewer or write to shared storage</source>
         <translation>{kept} 个检查点每节点需要 {need:,.0f} GB，超过实例 {have:,.0f} GB 的本地 NVMe；少保留几个或写到共享存储</translation>
     </message>
+    <message>
+        <source>saturated: {what} holds {n:,.0f} running requests; the rest queue ({how})</source>
+        <translation>已饱和：{what} 最多容纳 {n:,.0f} 个运行中的请求；其余请求排队（{how}）</translation>
+    </message>
+    <message>
+        <source>{engine} at steady state: continuous batching, chunked prefill of at most {tokens} tokens per step, at most {seqs} running requests, KV pages of {block} tokens, gpu_memory_utilization {gmu:g}</source>
+        <translation>{engine} 稳态：连续批处理，每步分块预填充最多 {tokens} 个 token，最多 {seqs} 个运行中的请求，KV 页大小 {block} 个 token，gpu_memory_utilization {gmu:g}</translation>
+    </message>
+    <message>
+        <source>per-step engine overhead {ms:.2f} ms ({source})</source>
+        <translation>引擎每步开销 {ms:.2f} 毫秒（{source}）</translation>
+    </message>
+    <message>
+        <source>a request holds the KV pages of its prompt and output until it ends (no preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU</source>
+        <translation>请求在结束前一直占用其提示词和输出的 KV 页（无抢占、无前缀缓存）；CUDA Graphs 每 GPU {graph:.2f} GiB</translation>
+    </message>
+    <message>
+        <source>tokens/s per user is 1 / TPOT; requests/s from Little&apos;s law (running requests / end-to-end latency)</source>
+        <translation>每用户 token/秒 = 1 / TPOT；每秒请求数按 Little 定律计算（运行中的请求数 / 端到端延迟）</translation>
+    </message>
 </context>
 <context>
     <name>Fields</name>
@@ -1387,6 +1407,142 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>KV cache</source>
         <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>GPU name or id; a comma-separated list with --ttft-ms/--tpot-ms (search)</source>
+        <translation>GPU 名称或 ID；配合 --ttft-ms/--tpot-ms 时可用逗号分隔多个（搜索）</translation>
+    </message>
+    <message>
+        <source>cloud instance id; a comma-separated list with --ttft-ms/--tpot-ms (search)</source>
+        <translation>云实例 ID；配合 --ttft-ms/--tpot-ms 时可用逗号分隔多个（搜索）</translation>
+    </message>
+    <message>
+        <source>tensor-parallel degree of one replica</source>
+        <translation>单个副本的张量并行度</translation>
+    </message>
+    <message>
+        <source>pipeline-parallel degree of one replica</source>
+        <translation>单个副本的流水线并行度</translation>
+    </message>
+    <message>
+        <source>expert-parallel degree (MoE models; divides tp x attention-dp)</source>
+        <translation>专家并行度（MoE 模型；需整除 tp x attention-dp）</translation>
+    </message>
+    <message>
+        <source>data-parallel attention ranks in one replica</source>
+        <translation>单个副本内的注意力数据并行进程数</translation>
+    </message>
+    <message>
+        <source>Attention data parallel</source>
+        <translation>注意力数据并行</translation>
+    </message>
+    <message>
+        <source>independent replicas behind a load balancer</source>
+        <translation>负载均衡器后的独立副本数</translation>
+    </message>
+    <message>
+        <source>Replicas</source>
+        <translation>副本数</translation>
+    </message>
+    <message>
+        <source>input (prompt) tokens per request</source>
+        <translation>每个请求的输入（提示词）token 数</translation>
+    </message>
+    <message>
+        <source>Input tokens</source>
+        <translation>输入 token 数</translation>
+    </message>
+    <message>
+        <source>output tokens per request</source>
+        <translation>每个请求的输出 token 数</translation>
+    </message>
+    <message>
+        <source>Output tokens</source>
+        <translation>输出 token 数</translation>
+    </message>
+    <message>
+        <source>requests in the system at once (closed loop)</source>
+        <translation>系统中同时存在的请求数（闭环）</translation>
+    </message>
+    <message>
+        <source>Concurrency</source>
+        <translation>并发数</translation>
+    </message>
+    <message>
+        <source>arriving requests per second (open loop)</source>
+        <translation>每秒到达的请求数（开环）</translation>
+    </message>
+    <message>
+        <source>Request rate</source>
+        <translation>请求速率</translation>
+    </message>
+    <message>
+        <source>weight precision</source>
+        <translation>权重精度</translation>
+    </message>
+    <message>
+        <source>KV-cache precision</source>
+        <translation>KV 缓存精度</translation>
+    </message>
+    <message>
+        <source>serving engine (its per-step overhead)</source>
+        <translation>推理服务引擎（决定其每步开销）</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>share of GPU memory the engine may use (vLLM&apos;s default 0.9)</source>
+        <translation>引擎可使用的 GPU 显存比例（vLLM 默认 0.9）</translation>
+    </message>
+    <message>
+        <source>GPU memory utilization</source>
+        <translation>GPU 显存利用率</translation>
+    </message>
+    <message>
+        <source>most requests running at once per engine (default vLLM&apos;s: 1024 on GPUs of 70 GiB or more except A100, else 256)</source>
+        <translation>每个引擎同时运行的最大请求数（默认取 vLLM 的值：70 GiB 及以上的 GPU（A100 除外）为 1024，否则为 256）</translation>
+    </message>
+    <message>
+        <source>Max running requests</source>
+        <translation>最大运行请求数</translation>
+    </message>
+    <message>
+        <source>token budget of one engine step, chunked prefill (default vLLM&apos;s: 8192 on GPUs of 70 GiB or more except A100, else 2048)</source>
+        <translation>引擎单步的 token 预算（分块预填充；默认取 vLLM 的值：70 GiB 及以上的 GPU（A100 除外）为 8192，否则为 2048）</translation>
+    </message>
+    <message>
+        <source>Max tokens per step</source>
+        <translation>每步最大 token 数</translation>
+    </message>
+    <message>
+        <source>search: time-to-first-token target</source>
+        <translation>搜索：首 token 延迟目标</translation>
+    </message>
+    <message>
+        <source>TTFT target</source>
+        <translation>TTFT 目标</translation>
+    </message>
+    <message>
+        <source>search: time-per-output-token target</source>
+        <translation>搜索：每输出 token 耗时目标</translation>
+    </message>
+    <message>
+        <source>TPOT target</source>
+        <translation>TPOT 目标</translation>
+    </message>
+    <message>
+        <source>search: deployments to list</source>
+        <translation>搜索：列出的部署方案数</translation>
+    </message>
+    <message>
+        <source>Top</source>
+        <translation>列出数量</translation>
+    </message>
+    <message>
+        <source>price basis of the cost</source>
+        <translation>成本的计价方式</translation>
     </message>
 </context>
 <context>
