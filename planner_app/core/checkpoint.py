@@ -91,7 +91,8 @@ class CheckpointSizes:
     optimizer_bytes: float  # of which optimizer states and master weights
 
 
-def checkpoint_sizes(model, rb, optimizer: str, trainable_params: float | None = None) -> CheckpointSizes:
+def checkpoint_sizes(model, rb, optimizer: str, trainable_params: float | None = None,
+                     adapter_bytes: int | None = None) -> CheckpointSizes:
     """Bytes on disk of a weights-only and a resumable checkpoint.
 
     Weights in the recipe's parameter dtype (``rb.param``); the optimizer adds fp32 master
@@ -99,6 +100,8 @@ def checkpoint_sizes(model, rb, optimizer: str, trainable_params: float | None =
     optimizer) and its states (``rb.state`` bytes each: Adam's two moments, Kingma & Ba 2015),
     for the trained parameters only (LoRA: the adapters).
     """
+    if adapter_bytes is not None and trainable_params is not None:
+        return _adapter_checkpoint(float(trainable_params), adapter_bytes, optimizer)
     p = float(model.params_total)
     trained = p if trainable_params is None else float(trainable_params)
     keys, tensors = state_dict_keys(model), param_tensor_count(model)
@@ -113,6 +116,18 @@ def checkpoint_sizes(model, rb, optimizer: str, trainable_params: float | None =
     data = p * rb.param + tied_bytes(model, rb.param) + opt
     sharded = data + entries * (DCP_BYTES_PER_TENSOR + DCP_METADATA_BYTES_PER_TENSOR) + RNG_AND_SCHEDULER_BYTES
     return CheckpointSizes(weights_bytes=weights, resumable_bytes=resumable, sharded_bytes=sharded,
+                           optimizer_bytes=opt)
+
+
+def _adapter_checkpoint(adapters: float, adapter_bytes: int, optimizer: str) -> CheckpointSizes:
+    """LoRA/QLoRA: Trainer saves a PeftModel with ``save_pretrained``, which writes the adapters
+    only (adapter_model.safetensors), and the optimizer's states for them; the frozen base is
+    not saved (peft/peft_model.py ``save_pretrained``, transformers Trainer ``_save``). Tensor
+    entries are few (two per adapted module) and left out."""
+    weights = adapters * adapter_bytes
+    opt = adapters * optimizer_state_bytes_per_param(optimizer, adapter_bytes)
+    resumable = weights + opt + RNG_AND_SCHEDULER_BYTES
+    return CheckpointSizes(weights_bytes=weights, resumable_bytes=resumable, sharded_bytes=resumable,
                            optimizer_bytes=opt)
 
 

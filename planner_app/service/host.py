@@ -43,7 +43,9 @@ def host_section(args, model, hw, setup, plan, est: dict) -> dict:
     ckpt = CheckpointPlan(interval_s=interval_min * 60 if interval_min else DEFAULT_INTERVAL_S,
                           kept=getattr(args, "checkpoints_kept", None) or DEFAULT_KEPT, write_gb_s_per_node=write)
     rb = recipe_bytes(setup.recipe, setup.framework)
-    sizes = checkpoint_sizes(model, rb, setup.optimizer, est["params"].get("trainable"))
+    lora = setup.lora(model)
+    sizes = checkpoint_sizes(model, rb, setup.optimizer, est["params"].get("trainable"),
+                             lora.adapter_bytes if lora is not None else None)
     t = est.get("time", {})
     gpn = min(plan.gpus_per_node, plan.gpus)
     nodes = plan.nodes

@@ -157,3 +157,14 @@ def test_qlora_prepare_turns_gradient_checkpointing_on(db):
                                  "qlora_prepare": True}, db)
     assert est["setup"]["recompute"] == "full"
     assert any("prepare_model_for_kbit_training turns gradient checkpointing on" in a for a in est["assumptions"])
+
+
+def test_lora_checkpoint_holds_the_adapters_not_the_frozen_base(db):
+    """Trainer saves a PeftModel with save_pretrained: the adapters (and their optimizer states),
+    not the 8B base."""
+    est = estimate_from_options({"model": "llama-3.1-8b", "gpu": "h100-sxm", "finetune": "lora", "lora_rank": 16,
+                                 "lora_targets": "all-linear"}, db)
+    ck = est["host"]["checkpoint"]
+    n = est["params"]["trainable"]
+    assert ck["weights_bytes"] == n * 4  # fp32 adapters
+    assert ck["resumable_bytes"] < 4 * n * 4  # adapters + two Adam moments + RNG, far below the 16 GB base
