@@ -29,7 +29,7 @@ CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
 # how the engine can express a measured optimizer today (None: it cannot)
 OPTIMIZERS = {"adamw-foreach": ("adamw", "foreach"), "adamw-fused": ("adamw", "fused"),
               "adamw-forloop": ("adamw", "forloop"), "bnb-adamw8bit": ("adamw-8bit", "fused"),
-              "bnb-paged-adamw8bit": None}
+              "bnb-paged-adamw8bit": ("adamw-8bit-paged", "fused")}
 
 
 def _config_file(case: dict) -> str:

@@ -40,7 +40,7 @@ DEFAULT_KEPT = 3  # checkpoints kept on disk (Trainer's save_total_limit is ofte
 
 def states_per_param(optimizer: str) -> int:
     """Optimizer state tensors per parameter tensor (momentum, variance)."""
-    return {"adam": 2, "adamw": 2, "adamw-8bit": 2, "sgd-momentum": 1}.get(optimizer, 0)
+    return {"adam": 2, "adamw": 2, "adamw-8bit": 2, "adamw-8bit-paged": 2, "sgd-momentum": 1}.get(optimizer, 0)
 
 
 def param_tensor_count(model) -> int:

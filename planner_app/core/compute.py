@@ -273,7 +273,7 @@ def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff:
         factor = 1.0 if impl == "forloop" else factor
     elif optimizer in ("adam", "adamw"):
         per = rb.grad + 2 * (rb.master or rb.param) + 2 * 2 * rb.state + rb.param
-    elif optimizer == "adamw-8bit":
+    elif optimizer in ("adamw-8bit", "adamw-8bit-paged"):
         per = 2 * rb.param + rb.grad + 4 * 1
     elif optimizer == "sgd-momentum":
         per = 8 * rb.state

@@ -120,6 +120,8 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
         },
         "assumptions": list(mem.assumptions),
     }
+    if mem.paged_bytes:
+        out["memory"]["paged_optimizer_states_bytes"] = mem.paged_bytes
     lora = setup.lora(model)
     if lora is not None:
         out["setup"].update(finetune=setup.finetune, lora_rank=lora.rank, lora_targets=list(lora.targets),
@@ -173,6 +175,11 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     lora = setup.lora(model)
     if lora is not None:
         a += lora_assumptions(model, setup, lora)
+    if setup.optimizer == "adamw-8bit-paged":
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "bitsandbytes' paged 8-bit AdamW keeps its states in CUDA managed "
+                                                  "memory (memory.paged_optimizer_states_bytes): outside "
+                                                  "max_memory_allocated and the fit, paged to the host when the GPU "
+                                                  "is full")))
     if setup.framework == "pytorch" and setup.optimizer in ("adam", "adamw"):
         a.append({"foreach": Text(QT_TRANSLATE_NOOP("Engine", "PyTorch's foreach AdamW allocates one parameter-sized "
                                                               "temporary in the optimizer step")),

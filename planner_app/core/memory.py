@@ -19,7 +19,8 @@ import numpy as np
 from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.errors import InputError
 from planner_app.core.lora import NF4_BYTES_PER_PARAM
-from planner_app.core.setup import (ParallelPlan, TrainingSetup, grad_accum_steps, optimizer_state_bytes_per_param,
+from planner_app.core.setup import (PAGED_OPTIMIZERS, ParallelPlan, TrainingSetup, grad_accum_steps,
+                                    optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.trace import SLOTS, W, factors
@@ -81,6 +82,7 @@ class MemoryResult:
     host_bytes: float  # CPU memory for offloaded states
     capacity_bytes: float | None = None
     assumptions: list = field(default_factory=list)
+    paged_bytes: float = 0.0  # paged optimizer states in CUDA managed memory (outside the peak and fits)
 
     @property
     def fits(self) -> bool | None:
@@ -198,12 +200,12 @@ def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_by
     results = [_stage_memory(model, setup, plan, rb, n_acc, name, first, last)
                for name, first, last in stages]
     best = max(results, key=lambda r: r[0])
-    peak, breakdown, phase, stage_name, phase_peaks, host, per_layer = best
+    peak, breakdown, phase, stage_name, phase_peaks, host, per_layer, paged = best
     overhead = _overhead(setup, plan, peak)
     device = device_bytes(peak, overhead)
     return MemoryResult(peak_bytes=peak, breakdown=breakdown, peak_phase=phase, peak_stage=stage_name,
                         phase_peaks=phase_peaks, activations_per_layer_bytes=per_layer, overhead=overhead,
-                        device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes,
+                        device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes, paged_bytes=paged,
                         assumptions=assumptions)
 
 
@@ -452,6 +454,8 @@ def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, l
     ``lora``: a core/lora.LoraSpec (the frozen base and its adapters), or None."""
     blocks, emb, head, mask, amp_cache = profiles
     st = stage_states(model, rb, optimizer, offload, c, first, last, lora)
+    if optimizer in PAGED_OPTIMIZERS:  # managed memory: outside the allocator's peak (setup.PAGED_OPTIMIZERS)
+        st = {**st, "paged": st["optimizer_states"], "optimizer_states": 0.0}
     gather = gather_buffers(model, rb, offload, c)
     if lora is not None:  # what is trained: the adapters
         gather = gather * (NF4_BYTES_PER_PARAM / rb.param if lora.quant else 1.0)
@@ -523,7 +527,8 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
     phase, best = max(moments.items, key=lambda m: _total(m[1]))
     blocks = profiles[0]
     per_layer = blocks[0][0].saved if blocks else 0.0
-    return _total(best), best, phase, stage_name, phase_peaks, float(st["host"]), per_layer
+    return (_total(best), best, phase, stage_name, phase_peaks, float(st["host"]), per_layer,
+            float(st.get("paged", 0.0)))
 
 
 def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:

@@ -9,7 +9,11 @@ from planner_app.core.errors import InputError, require_choice, require_float, r
 from planner_app.core.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
 RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast", "mixed-bf16", "fp8")
-OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit")
+OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit", "adamw-8bit-paged")
+# bitsandbytes' paged optimizers keep their states in CUDA managed (unified) memory, which pages to
+# the host when the GPU runs out (bitsandbytes docs, "Paged optimizers"): outside PyTorch's
+# allocator, so outside torch.cuda.max_memory_allocated, and never the cause of an out-of-memory.
+PAGED_OPTIMIZERS = ("adamw-8bit-paged",)
 ATTENTIONS = ("flash", "sdpa", "eager")
 RECOMPUTES = ("none", "selective", "full")
 FRAMEWORKS = ("pytorch", "megatron", "deepspeed")
@@ -83,7 +87,7 @@ def optimizer_state_bytes_per_param(optimizer: str, state_bytes: int) -> float:
         return 1.0 * state_bytes
     if optimizer == "sgd":
         return 0.0
-    if optimizer == "adamw-8bit":
+    if optimizer in ("adamw-8bit", "adamw-8bit-paged"):
         return 2.0 + 2.0 * 4 / 2048
     if optimizer == "adafactor":
         return 0.0  # factored: see memory.adafactor_state_bytes

@@ -479,6 +479,10 @@
         <translation>激活值按使用融合内核的 Megatron-LM 计算（Korthikanti 等 2022，已推广）</translation>
     </message>
     <message>
+        <source>bitsandbytes&apos; paged 8-bit AdamW keeps its states in CUDA managed memory (memory.paged_optimizer_states_bytes): outside max_memory_allocated and the fit, paged to the host when the GPU is full</source>
+        <translation>bitsandbytes 的分页 8 位 AdamW 将其状态保存在 CUDA 托管内存中（memory.paged_optimizer_states_bytes）：不计入 max_memory_allocated 和容量判断，GPU 显存不足时换页到主机内存</translation>
+    </message>
+    <message>
         <source>PyTorch&apos;s foreach AdamW allocates one parameter-sized temporary in the optimizer step</source>
         <translation>PyTorch 的 foreach AdamW 在优化器步骤中分配一个与参数同样大小的临时张量</translation>
     </message>
