@@ -274,7 +274,7 @@ def test_pages_other_than_plan_are_built_after_the_first_results(qtbot, settings
     win = build_window(settings=settings, userdb=userdb)
     try:
         assert set(win._built) == {"workload", "plan"}
-        win.nav.setCurrentRow(6)  # the user opens Specs before the estimate arrives
+        win.nav.setCurrentRow(7)  # the user opens Specs before the estimate arrives
         assert "specs" in win._built and win.stack.currentWidget() is win.specs_page
         win.show()
         qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)

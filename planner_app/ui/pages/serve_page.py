@@ -285,6 +285,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
                 Column("tpot_ms", "TPOT", "ms", fmt=lambda v: f"{v:,.1f}"),
                 Column("per_gpu", self.tr("Output tokens/s per GPU"), fmt=lambda v: f"{v:,.0f}"),
                 Column("per_user", self.tr("Tokens/s per user"), fmt=lambda v: f"{v:,.1f}"),
+                Column("usd_h", self.tr("USD/h"), fmt=lambda v: f"{v:,.2f}" if v != "" else "—"),
                 Column("usd_per_m", self.tr("USD per million output tokens"),
                        fmt=lambda v: f"{v:,.2f}" if v != "" else "—")]
 
@@ -420,6 +421,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
                          "dtypes": f"{p['weights_dtype']} / {p['kv_dtype']}", "ttft_ms": p["ttft_ms"],
                          "tpot_ms": p["tpot_ms"], "per_gpu": p["output_tokens_per_s_per_gpu"],
                          "per_user": p["tokens_per_s_per_user"],
+                         "usd_h": "" if p["usd_per_hour"] is None else p["usd_per_hour"],
                          "usd_per_m": "" if p["usd_per_million_output_tokens"] is None
                          else p["usd_per_million_output_tokens"]})
         self.table_model.set_rows(rows)
