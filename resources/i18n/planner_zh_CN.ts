@@ -178,7 +178,7 @@
         <translation>实测 GEMM</translation>
     </message>
     <message>
-        <source>Throughput per GPU against speed per user</source>
+        <source>Throughput against speed per user</source>
         <translation>每 GPU 吞吐与单用户速度</translation>
     </message>
     <message>

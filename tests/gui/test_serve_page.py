@@ -158,7 +158,9 @@ def test_serve_inputs_round_trip_through_the_scenario(window, qtbot, tmp_path):
     data = scenario.load(path)
     del data["serve"]
     scenario.validate(data)
-    data["serve"] = {"isl": 0}
     from planner_app.specdb.schema import SpecDataError
-    with pytest.raises(SpecDataError, match="serve.isl"):
-        scenario.validate(data)
+    for bad, field in (({"isl": 0}, "serve.isl"), ({"kv_dtype": "fp4"}, "serve.kv_dtype"),
+                       ({"micro_batch": 1}, "serve.micro_batch")):
+        data["serve"] = bad
+        with pytest.raises(SpecDataError, match=field):
+            scenario.validate(data)

@@ -210,8 +210,10 @@ class ServePage(RecomputeWhenVisible, QWidget):
         form = QFormLayout()
         self.ttft_target = option_number_field("ttft_ms", placeholder="ms", table=SERVE_BY_KEY)
         self.tpot_target = option_number_field("tpot_ms", placeholder="ms", table=SERVE_BY_KEY)
-        add_option_row(form, "ttft_ms", self.ttft_target, SERVE_BY_KEY)
-        add_option_row(form, "tpot_ms", self.tpot_target, SERVE_BY_KEY)
+        for key, w in (("ttft_ms", self.ttft_target), ("tpot_ms", self.tpot_target)):
+            add_option_row(form, key, w, SERVE_BY_KEY)
+            label = form.labelForField(w)
+            label.setText(f"{label.text()} ({SERVE_BY_KEY[key].unit})")
         v.addLayout(form)
         v.addWidget(QLabel(self.tr("Machines to consider")))
         self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(self.db)],
@@ -267,6 +269,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.doubleClicked.connect(lambda _i: self.use_selected())
+        self.table.selectionModel().selectionChanged.connect(lambda *_a: self._draw_search_chart())
         tv.addWidget(self.table, 1)
         self.use_button = QPushButton(self.tr("Use this deployment"))
         self.use_button.setEnabled(False)
@@ -313,8 +316,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
             else:
                 plans = sc.get("plans") or [{}]
                 key = hw_key(*plan_hardware(plans[min(sc.get("chosen_plan", 0), len(plans) - 1)]))
-            i = self.hardware.findData(key)
-            self.hardware.setCurrentIndex(max(i, 0))
+            self._set_hardware(key)
             for k, w in (("tp", self.tp), ("pp", self.pp), ("ep", self.ep), ("replicas", self.replicas)):
                 w.setValue(int(serve.get(k, DEFAULTS.get(k, 1))))
             for k in ("isl", "osl"):
@@ -332,6 +334,10 @@ class ServePage(RecomputeWhenVisible, QWidget):
         finally:
             self._loading = False
         self._show_load_field()
+
+    def _set_hardware(self, key: str) -> None:
+        self.hardware.setCurrentIndex(max(self.hardware.findData(key), 0))
+        self.hardware.lineEdit().setCursorPosition(0)  # the label's start (provider, machine), not its price
 
     def _show_load_field(self) -> None:
         by_rate = self.load_kind.currentData() == "request_rate"
@@ -429,13 +435,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         if rows:
             self.table.selectRow(0)
         self.use_button.setEnabled(bool(rows))
-        best = res.cheapest[0] if res.cheapest else None
-        self.pareto_chart.set_points([p["tokens_per_s_per_user"] for p in res.cheapest],
-                                     [p["output_tokens_per_s_per_gpu"] for p in res.cheapest],
-                                     [p["tokens_per_s_per_user"] for p in res.pareto],
-                                     [p["output_tokens_per_s_per_gpu"] for p in res.pareto],
-                                     (best["tokens_per_s_per_user"], best["output_tokens_per_s_per_gpu"])
-                                     if best else None)
+        self._draw_search_chart()
         text = self.tr("{n:,} deployments scored in {s:.2f} s; {f:,} fit, {m:,} meet the targets").format(
             n=res.evaluated, s=res.elapsed_s, f=res.fitting, m=res.meeting)
         if not rows:
@@ -446,6 +446,19 @@ class ServePage(RecomputeWhenVisible, QWidget):
                 text += "\n" + self.tr("Closest: {machine}, {gpus} GPUs, TTFT {ttft}, TPOT {tpot:,.1f} ms").format(
                     machine=c["machine"], gpus=c["gpus"], ttft=_ms(c["ttft_ms"]), tpot=c["tpot_ms"])
         self.search_status.setText(text)
+
+    def _draw_search_chart(self) -> None:
+        """The listed deployments, the Pareto front, and the selected row as a star."""
+        res = self.search_result
+        if res is None:
+            return
+        chosen = self.selected_deployment()
+        self.pareto_chart.set_points([p["tokens_per_s_per_user"] for p in res.cheapest],
+                                     [p["output_tokens_per_s_per_gpu"] for p in res.cheapest],
+                                     [p["tokens_per_s_per_user"] for p in res.pareto],
+                                     [p["output_tokens_per_s_per_gpu"] for p in res.pareto],
+                                     (chosen["tokens_per_s_per_user"], chosen["output_tokens_per_s_per_gpu"])
+                                     if chosen else None)
 
     def selected_deployment(self) -> dict | None:
         if not self.search_result or not self.search_result.cheapest:
@@ -461,7 +474,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self._loading = True
         try:
             kind = "instance" if self.hardware.findData(hw_key("instance", p["machine"])) >= 0 else "gpu"
-            self.hardware.setCurrentIndex(max(self.hardware.findData(hw_key(kind, p["machine"])), 0))
+            self._set_hardware(hw_key(kind, p["machine"]))
             for k in ("tp", "pp", "ep", "replicas"):
                 getattr(self, k).setValue(p[k])
             self.weights_dtype.set_value(p["weights_dtype"])
