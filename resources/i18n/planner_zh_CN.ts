@@ -178,8 +178,8 @@
         <translation>实测 GEMM</translation>
     </message>
     <message>
-        <source>Throughput against speed per user</source>
-        <translation>每 GPU 吞吐与单用户速度</translation>
+        <source>Pareto front: throughput and speed</source>
+        <translation>帕累托前沿：吞吐与速度</translation>
     </message>
     <message>
         <source>tokens/s per user</source>
