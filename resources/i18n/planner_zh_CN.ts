@@ -178,8 +178,8 @@
         <translation>实测 GEMM</translation>
     </message>
     <message>
-        <source>Pareto front: throughput and speed</source>
-        <translation>帕累托前沿：吞吐与速度</translation>
+        <source>Pareto front</source>
+        <translation>帕累托前沿</translation>
     </message>
     <message>
         <source>tokens/s per user</source>

@@ -155,7 +155,7 @@ class ServingParetoChart(ChartBase):
     selected deployment (star)."""
 
     def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Pareto front: throughput and speed"), parent)
+        super().__init__(translate("Charts", "Pareto front"), parent)
         self.plot.setAxisItems({"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")})
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
