@@ -7,7 +7,8 @@ Version history:
   1  draft format: one plan, ``model`` and ``gpu``/``instance`` at the top level.
   2  ``workload`` (model and setup options), ``plans`` (list, each named), ``meta``
      (title, project, author, notes), ``calibration``, ``currency``, ``price_mix``,
-     ``chosen_plan``.
+     ``chosen_plan``; optional ``serve`` (the Serve page's deployment, traffic and SLO
+     targets, with the ``serve`` command's option names; files without it load unchanged).
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ MAX_PLANS = 8
 WORKLOAD_KEYS = options.WORKLOAD_KEYS + ("target_tokens_per_s",)
 PLAN_KEYS = ("name",) + options.PLAN_KEYS
 CURRENCIES = ("USD", "CNY")
+# The Serve page's inputs (optional section "serve"): the serve command's options, checked by its table.
+SERVE_KEYS = ("gpu", "instance", "tp", "pp", "ep", "replicas", "isl", "osl", "concurrency", "request_rate",
+              "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "ttft_ms", "tpot_ms")
 
 
 def new_scenario(title: str = "Untitled sizing", model="llama-2-7b") -> dict:
@@ -117,12 +121,29 @@ def validate(sc: dict, source: str = "scenario") -> dict:
             _check_value(source, f"plans[{i}].{k}", k, v)
         if not (p.get("gpu") or p.get("instance")):
             raise SpecDataError(source, None, f"plans[{i}]", "needs a gpu or an instance")
+    _check_serve(sc, source)
     if sc.get("currency", "USD") not in CURRENCIES:
         raise SpecDataError(source, None, "currency", f"must be one of {', '.join(CURRENCIES)}")
     chosen = sc.get("chosen_plan", 0)
     if isinstance(chosen, bool) or not isinstance(chosen, int) or not 0 <= chosen < len(plans):
         raise SpecDataError(source, None, "chosen_plan", f"must be an index from 0 to {len(plans) - 1}")
     return sc
+
+
+def _check_serve(sc: dict, source: str) -> None:
+    """The optional ``serve`` section: known serve options, each passing the serve table's check."""
+    serve = sc.get("serve")
+    if serve is None:
+        return
+    if not isinstance(serve, dict):
+        raise SpecDataError(source, None, "serve", "must be an object")
+    for k, v in serve.items():
+        if k not in SERVE_KEYS:
+            raise SpecDataError(source, None, f"serve.{k}", f"is not a serve option; allowed: {', '.join(SERVE_KEYS)}")
+        try:
+            options.check_value(options.SERVE_BY_KEY[k], v)
+        except InputError as e:
+            raise SpecDataError(source, None, f"serve.{k}", e.message) from None
 
 
 def _check_value(source: str, where: str, key: str, value) -> None:

@@ -17,7 +17,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PAGES = ["workload", "plan", "compare", "scaling", "search", "probe", "specs"]
+PAGES = ["workload", "plan", "compare", "scaling", "search", "serve", "probe", "specs"]
 # (suffix, X screen, window size or None for the app's default on that screen)
 SIZES = (("", "1920x1080", (1440, 900)), ("-default", "1366x768", None))
 
@@ -56,6 +56,10 @@ def shoot(out_dir: str, lang: str, suffix: str, size) -> list[str]:
         elif name == "search":
             win.search_page.run_search()
             wait(app, lambda: win.search_page.result is not None, 120)
+        elif name == "serve":
+            wait(app, lambda: win.serve_page.last_result is not None)
+            win.serve_page.run_search()
+            wait(app, lambda: win.serve_page.search_result is not None, 120)
         elif name == "probe":
             win.probe_page.backend.set_value("numpy")
             win.probe_page.run_benchmarks()

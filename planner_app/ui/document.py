@@ -77,6 +77,13 @@ class ScenarioDocument(QObject):
         meta["notes"] = ""
         self.changed.emit("meta")
 
+    def update_serve(self, **values) -> None:
+        """The Serve page's inputs (the scenario's optional ``serve`` section)."""
+        serve = self.data.setdefault("serve", {})
+        if self._apply(serve, values):
+            self._set_dirty(True)
+            self.changed.emit("serve")
+
     def update_plan(self, index: int, **values) -> None:
         if self._apply(self.data["plans"][index], values):
             self._set_dirty(True)

@@ -133,63 +133,66 @@ class CheckList(QListWidget):
 QT_INT_MAX = 2**31 - 1  # QSpinBox holds a C int
 
 
-def option_label(key: str) -> str:
+def _option(key: str, table: dict | None):
+    """Option ``key`` of ``table`` (a ``*_BY_KEY`` dict of service/options.py; default: estimate's)."""
+    from planner_app.service.options import BY_KEY
+    return (BY_KEY if table is None else table)[key]
+
+
+def option_label(key: str, table: dict | None = None) -> str:
     """The form label of option ``key``: the table's label in the user's language."""
-    from planner_app.service.options import BY_KEY
-    return translate("Options", BY_KEY[key].label)
+    return translate("Options", _option(key, table).label)
 
 
-def option_tooltip(key: str) -> str:
+def option_tooltip(key: str, table: dict | None = None) -> str:
     """What option ``key`` means (the table's help, which is also the CLI's), in the user's language."""
-    from planner_app.service.options import BY_KEY
-    opt = BY_KEY[key]
+    opt = _option(key, table)
     text = translate("Options", opt.help)
     return text + (f" [{opt.unit}]" if opt.unit else "") + f"\n{opt.flag}"
 
 
-def with_option_tooltip(key: str, widget):
+def with_option_tooltip(key: str, widget, table: dict | None = None):
     """``widget`` with option ``key``'s help before the tooltip it has (its allowed range)."""
     rule = widget.toolTip()
     widget.setObjectName(f"option:{key}")  # tests and accessibility find a field by its option
-    widget.setToolTip(option_tooltip(key) + (f"\n{rule}" if rule else ""))
+    widget.setToolTip(option_tooltip(key, table) + (f"\n{rule}" if rule else ""))
     return widget
 
 
-def add_option_row(form, key: str, widget) -> None:
+def add_option_row(form, key: str, widget, table: dict | None = None) -> None:
     """A QFormLayout row for option ``key``: the table's label, and its help as the label's tooltip."""
     from PySide6.QtWidgets import QLabel
-    label = QLabel(option_label(key))
-    label.setToolTip(option_tooltip(key))
+    label = QLabel(option_label(key, table))
+    label.setToolTip(option_tooltip(key, table))
     label.setBuddy(widget)
     form.addRow(label, widget)
 
 
-def option_int_field(key: str, auto: str | None = None, value: int | None = None) -> IntField:
+def option_int_field(key: str, auto: str | None = None, value: int | None = None,
+                     table: dict | None = None) -> IntField:
     """A spin box for option ``key`` with the table's range and help; ``auto``: the text shown one
     below the table's minimum, meaning "unset" (the engine's default)."""
-    from planner_app.service.options import BY_KEY
-    opt = BY_KEY[key]
+    opt = _option(key, table)
     lo, hi = int(opt.minimum), int(min(opt.maximum, QT_INT_MAX))
     if auto:
-        return with_option_tooltip(key, IntField(lo - 1, hi, lo - 1 if value is None else value, special=auto))
+        return with_option_tooltip(key, IntField(lo - 1, hi, lo - 1 if value is None else value, special=auto), table)
     start = value if value is not None else (opt.default if opt.default is not None else lo)
-    return with_option_tooltip(key, IntField(lo, hi, int(start)))
+    return with_option_tooltip(key, IntField(lo, hi, int(start)), table)
 
 
-def option_choice_field(key: str, auto: str | None = None, labels: dict | None = None) -> ChoiceField:
+def option_choice_field(key: str, auto: str | None = None, labels: dict | None = None,
+                        table: dict | None = None) -> ChoiceField:
     """A choice box for option ``key`` with the table's choices, default and help; ``auto``: a first
     entry meaning "unset" (the engine picks); ``labels``: shown text for some values."""
-    from planner_app.service.options import BY_KEY
-    opt = BY_KEY[key]
+    opt = _option(key, table)
     items = ([(None, auto)] if auto else []) + [(c, (labels or {}).get(c, str(c))) for c in opt.choices]
-    return with_option_tooltip(key, ChoiceField(items, opt.default if not auto else None))
+    return with_option_tooltip(key, ChoiceField(items, opt.default if not auto else None), table)
 
 
-def option_number_field(key: str, placeholder: str = "") -> NumberField:
+def option_number_field(key: str, placeholder: str = "", table: dict | None = None) -> NumberField:
     """A text field for a positive number option ``key`` (``1e12``), empty meaning unset."""
-    from planner_app.service.options import BY_KEY
-    opt = BY_KEY[key]
-    field = NumberField(option_label(key), minimum=opt.minimum or 0.0, maximum=opt.maximum or 1e30,
-                        placeholder=placeholder, help_text=option_tooltip(key))
+    opt = _option(key, table)
+    field = NumberField(option_label(key, table), minimum=opt.minimum or 0.0, maximum=opt.maximum or 1e30,
+                        placeholder=placeholder, help_text=option_tooltip(key, table))
     field.setObjectName(f"option:{key}")
     return field

@@ -61,7 +61,8 @@ class MainWindow(QMainWindow):
         self._built: dict[str, QWidget] = {}
         self._page_titles = [(k, t) for k, t in (
             ("workload", self.tr("Workload")), ("plan", self.tr("Plan")), ("compare", self.tr("Compare")),
-            ("scaling", self.tr("Scaling")), ("search", self.tr("Search")), ("probe", self.tr("Probe")),
+            ("scaling", self.tr("Scaling")), ("search", self.tr("Search")), ("serve", self.tr("Serve")),
+            ("probe", self.tr("Probe")),
             ("specs", self.tr("Specs")))]
         self.workload_page = WorkloadPage(self.doc, db)
         self.plan_page = PlanPage(self.doc, db)
@@ -107,6 +108,9 @@ class MainWindow(QMainWindow):
             page = SearchPage(doc, db)
             page.open_plan.connect(self.open_search_plan)
             return page
+        if key == "serve":
+            from planner_app.ui.pages.serve_page import ServePage
+            return ServePage(doc, db)
         if key == "probe":
             from planner_app.ui.pages.probe_page import ProbePage
             return ProbePage(doc, db, userdb=self._userdb, sample_fn=self._sample_fn)
@@ -137,6 +141,7 @@ class MainWindow(QMainWindow):
     compare_page = property(lambda self: self.page("compare"))
     scaling_page = property(lambda self: self.page("scaling"))
     search_page = property(lambda self: self.page("search"))
+    serve_page = property(lambda self: self.page("serve"))
     probe_page = property(lambda self: self.page("probe"))
     specs_page = property(lambda self: self.page("specs"))
 

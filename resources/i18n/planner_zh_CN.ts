@@ -178,6 +178,18 @@
         <translation>实测 GEMM</translation>
     </message>
     <message>
+        <source>Pareto front</source>
+        <translation>帕累托前沿</translation>
+    </message>
+    <message>
+        <source>tokens/s per user</source>
+        <translation>每用户 tokens/s</translation>
+    </message>
+    <message>
+        <source>output tokens/s per GPU</source>
+        <translation>每 GPU 输出 tokens/s</translation>
+    </message>
+    <message>
         <source>n/a</source>
         <translation>无</translation>
     </message>
@@ -830,6 +842,10 @@
     <message>
         <source>Search</source>
         <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Serve</source>
+        <translation>推理服务</translation>
     </message>
     <message>
         <source>Probe</source>
@@ -2230,6 +2246,189 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>{n:,} configurations scored in {s:.2f} s; {f:,} fit</source>
         <translation>{s:.2f} 秒内评估了 {n:,} 个配置；{f:,} 个可容纳</translation>
+    </message>
+</context>
+<context>
+    <name>ServePage</name>
+    <message>
+        <source>Time to first token</source>
+        <translation>首 token 延迟</translation>
+    </message>
+    <message>
+        <source>Time per output token</source>
+        <translation>每输出 token 耗时</translation>
+    </message>
+    <message>
+        <source>End-to-end latency</source>
+        <translation>端到端延迟</translation>
+    </message>
+    <message>
+        <source>Output tokens/s</source>
+        <translation>输出 tokens/s</translation>
+    </message>
+    <message>
+        <source>Output tokens/s per GPU</source>
+        <translation>每 GPU 输出 tokens/s</translation>
+    </message>
+    <message>
+        <source>Tokens/s per user</source>
+        <translation>每用户 tokens/s</translation>
+    </message>
+    <message>
+        <source>Requests/s</source>
+        <translation>请求数/秒</translation>
+    </message>
+    <message>
+        <source>KV cache (tokens per replica)</source>
+        <translation>KV 缓存（每副本 token 数）</translation>
+    </message>
+    <message>
+        <source>Max concurrency</source>
+        <translation>最大并发数</translation>
+    </message>
+    <message>
+        <source>Cost per million output tokens</source>
+        <translation>每百万输出 token 成本</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>KV cache pool</source>
+        <translation>KV 缓存池</translation>
+    </message>
+    <message>
+        <source>activation workspace</source>
+        <translation>激活工作区</translation>
+    </message>
+    <message>
+        <source>CUDA graphs</source>
+        <translation>CUDA Graphs</translation>
+    </message>
+    <message>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>unbounded (queue grows)</source>
+        <translation>无上限（队列持续增长）</translation>
+    </message>
+    <message>
+        <source>no price (choose an instance)</source>
+        <translation>无价格（请选择实例）</translation>
+    </message>
+    <message>
+        <source>Fits on {gpus} GPUs, but saturated: at most {n:,} requests run at once, the rest queue</source>
+        <translation>{gpus} 块 GPU 可容纳，但已饱和：最多同时运行 {n:,} 个请求，其余排队</translation>
+    </message>
+    <message>
+        <source>Fits on {gpus} GPUs: {n:,} requests can run at once, no queueing</source>
+        <translation>{gpus} 块 GPU 可容纳：可同时运行 {n:,} 个请求，无需排队</translation>
+    </message>
+    <message>
+        <source>Deployment</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>GPU or instance</source>
+        <translation>GPU 或实例</translation>
+    </message>
+    <message>
+        <source>Traffic</source>
+        <translation>流量</translation>
+    </message>
+    <message>
+        <source>Concurrency (closed loop)</source>
+        <translation>并发数（闭环）</translation>
+    </message>
+    <message>
+        <source>Request rate (open loop)</source>
+        <translation>请求速率（开环）</translation>
+    </message>
+    <message>
+        <source>Load</source>
+        <translation>负载</translation>
+    </message>
+    <message>
+        <source>SLO search</source>
+        <translation>SLO 搜索</translation>
+    </message>
+    <message>
+        <source>Machines to consider</source>
+        <translation>候选机器</translation>
+    </message>
+    <message>
+        <source>Run SLO search</source>
+        <translation>运行 SLO 搜索</translation>
+    </message>
+    <message>
+        <source>Memory per GPU</source>
+        <translation>每 GPU 显存</translation>
+    </message>
+    <message>
+        <source>Use this deployment</source>
+        <translation>使用此部署</translation>
+    </message>
+    <message>
+        <source>Machine</source>
+        <translation>机器</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数量</translation>
+    </message>
+    <message>
+        <source>tp×pp×ep×replicas</source>
+        <translation>tp×pp×ep×副本</translation>
+    </message>
+    <message>
+        <source>Weights / KV</source>
+        <translation>权重 / KV</translation>
+    </message>
+    <message>
+        <source>USD/h</source>
+        <translation>USD/小时</translation>
+    </message>
+    <message>
+        <source>USD per million output tokens</source>
+        <translation>每百万输出 token 美元</translation>
+    </message>
+    <message>
+        <source>custom model</source>
+        <translation>自定义模型</translation>
+    </message>
+    <message>
+        <source>Model: {name} (from the Workload page)</source>
+        <translation>模型：{name}（来自“工作负载”页）</translation>
+    </message>
+    <message>
+        <source>per GPU</source>
+        <translation>每 GPU</translation>
+    </message>
+    <message>
+        <source>Tick at least one machine</source>
+        <translation>请至少勾选一台机器</translation>
+    </message>
+    <message>
+        <source>{name}: give a target</source>
+        <translation>{name}：请填写目标值</translation>
+    </message>
+    <message>
+        <source>Searching…</source>
+        <translation>搜索中…</translation>
+    </message>
+    <message>
+        <source>{n:,} deployments scored in {s:.2f} s; {f:,} fit, {m:,} meet the targets</source>
+        <translation>{s:.2f} 秒内评估 {n:,} 种部署；{f:,} 种可容纳，{m:,} 种满足目标</translation>
+    </message>
+    <message>
+        <source>No deployment meets TTFT ≤ {ttft:g} ms and TPOT ≤ {tpot:g} ms</source>
+        <translation>没有部署满足 TTFT ≤ {ttft:g} ms 且 TPOT ≤ {tpot:g} ms</translation>
+    </message>
+    <message>
+        <source>Closest: {machine}, {gpus} GPUs, TTFT {ttft}, TPOT {tpot:,.1f} ms</source>
+        <translation>最接近：{machine}，{gpus} 块 GPU，TTFT {ttft}，TPOT {tpot:,.1f} ms</translation>
     </message>
 </context>
 <context>

@@ -31,7 +31,7 @@ def test_smoke_test_command_exits_cleanly(tmp_path):
     r = subprocess.run([sys.executable, "-m", "planner_app", "gui", "--smoke-test"], env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "7 pages visited" in r.stdout and "OK" in r.stdout
+    assert "8 pages visited" in r.stdout and "OK" in r.stdout
     assert "Fatal" not in r.stderr  # no abort at interpreter exit
 
 
@@ -175,7 +175,7 @@ def test_compare_three_instances(window, qtbot):
 
 def test_cpu_probe_runs_and_cancels(window, qtbot):
     pp = window.probe_page
-    window.nav.setCurrentRow(5)
+    window.nav.setCurrentRow(6)
     pp.backend.set_value("numpy")
     pp.quick.setChecked(True)
     # the real button: its clicked(bool) once landed in timeout_s ("did not finish within 0 s")
@@ -302,7 +302,7 @@ def only(sp, key):
 def test_specs_filter_details_and_a_custom_gpu(window, qtbot):
     from planner_app.ui.pages.specs_page import RowDialog
     sp = window.specs_page
-    window.nav.setCurrentRow(6)
+    window.nav.setCurrentRow(7)
     qtbot.keyClicks(sp.filter, "h200")
     assert 0 < sp.proxies["gpus"].rowCount() < sp.models["gpus"].rowCount()
     sp.views["gpus"].selectRow(0)

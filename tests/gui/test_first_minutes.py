@@ -274,12 +274,12 @@ def test_pages_other_than_plan_are_built_after_the_first_results(qtbot, settings
     win = build_window(settings=settings, userdb=userdb)
     try:
         assert set(win._built) == {"workload", "plan"}
-        win.nav.setCurrentRow(6)  # the user opens Specs before the estimate arrives
+        win.nav.setCurrentRow(7)  # the user opens Specs before the estimate arrives
         assert "specs" in win._built and win.stack.currentWidget() is win.specs_page
         win.show()
         qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
-        qtbot.waitUntil(lambda: len(win._built) == 7, timeout=20000)
-        assert [win.stack.widget(i) for i in range(7)] == [p for _t, p in win.pages]
+        qtbot.waitUntil(lambda: len(win._built) == 8, timeout=20000)
+        assert [win.stack.widget(i) for i in range(8)] == [p for _t, p in win.pages]
     finally:
         win.doc._set_dirty(False)
         win.close()

@@ -45,5 +45,5 @@ def test_smoke_test_in_a_real_x_window(xvfb, tmp_path):
     r = subprocess.run([sys.executable, "-m", "planner_app", "gui", "--smoke-test"], env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
-    assert "platform xcb" in r.stdout and "7 pages visited" in r.stdout and "OK" in r.stdout, r.stdout
+    assert "platform xcb" in r.stdout and "8 pages visited" in r.stdout and "OK" in r.stdout, r.stdout
     assert "Could not load the Qt platform plugin" not in r.stderr

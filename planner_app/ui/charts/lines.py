@@ -147,3 +147,35 @@ class RooflineChart(ChartBase):
             self._points.setData([p[0] for p in points], [p[1] for p in points])
         else:
             self._points.setData([], [])
+
+
+class ServingParetoChart(ChartBase):
+    """The serving trade-off SemiAnalysis's InferenceX draws: output tokens/s per GPU against
+    tokens/s per user, for the listed deployments (dots), the Pareto front (line) and the
+    selected deployment (star)."""
+
+    def __init__(self, parent=None):
+        super().__init__(translate("Charts", "Pareto front"), parent)
+        self.plot.setAxisItems({"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")})
+        for ax in ("left", "bottom"):
+            self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
+            self.plot.getAxis(ax).setTextPen(pg.mkPen("#222"))
+        self.plot.setLabel("bottom", translate("Charts", "tokens/s per user"))
+        self.plot.setLabel("left", translate("Charts", "output tokens/s per GPU"))
+        self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
+        self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
+                                     symbolBrush=PALETTE[1])
+        self._chosen = pg.ScatterPlotItem(size=16, symbol="star", brush=pg.mkBrush("#e15759"), pen=pg.mkPen("#800"))
+        self.plot.addItem(self._all)
+        self.plot.addItem(self._chosen)
+        self.front_points: list[tuple[float, float]] = []
+
+    def set_points(self, per_user, per_gpu, front_per_user, front_per_gpu, chosen=None) -> None:
+        """Tokens/s per user (x) and output tokens/s per GPU (y); ``chosen``: (x, y) or None."""
+        self._all.setData(x=np.asarray(per_user, float), y=np.asarray(per_gpu, float))
+        fx, fy = np.asarray(front_per_user, float), np.asarray(front_per_gpu, float)
+        order = np.argsort(fx)
+        self._front.setData(fx[order], fy[order])
+        self.front_points = list(zip(fx[order].tolist(), fy[order].tolist()))
+        self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
+        self.plot.enableAutoRange()

@@ -246,6 +246,8 @@ class PlanPage(QWidget):
 
     # ---- document -> widgets ---------------------------------------------------------------
     def _doc_changed(self, what):
+        if what == "serve":  # the Serve page's inputs: nothing of this page's estimate
+            return
         if what == "all":
             self._names_typed.clear()
         if what in ("all", "plans"):
