@@ -8,7 +8,7 @@ from functools import partial
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
-from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QListWidget, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QListWidget, QMainWindow, QMessageBox,
                                QProgressDialog, QStackedWidget, QWidget)
 
 from planner_app.specdb.schema import SpecDataError
@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(self.tr("Ready"))
         self.plan_page.estimated.connect(lambda e: self.statusBar().showMessage(
             self.tr("Estimate updated"), 2000))
+        self._show_user_problems()
 
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setInterval(max(10, self.settings.get("autosave_s")) * 1000)
@@ -93,6 +94,20 @@ class MainWindow(QMainWindow):
                 self.width() > avail.width() or self.height() > avail.height():
             self.resize(default_window_size(avail))  # first start, or saved on a larger screen
         self._update_title()
+
+    def _show_user_problems(self) -> None:
+        """Rows of the user's database that were kept but skipped (they do not match the catalog, or
+        are damaged): a permanent note in the status bar, each row in its tooltip, as the CLI warns
+        on stderr (service/catalog.py)."""
+        problems = list(getattr(self.db, "user_problems", []) or [])
+        self.user_problems_label = QLabel()
+        self.user_problems_label.setObjectName("user-problems")
+        if problems:
+            self.user_problems_label.setText(self.tr("⚠ {n} row(s) of your database skipped").format(n=len(problems)))
+            self.user_problems_label.setToolTip("\n".join(problems))
+            self.user_problems_label.setStyleSheet("color: #a60;")
+        self.user_problems_label.setVisible(bool(problems))
+        self.statusBar().addPermanentWidget(self.user_problems_label)
 
     # ---- pages ------------------------------------------------------------------------------
     def _make_page(self, key: str) -> QWidget:

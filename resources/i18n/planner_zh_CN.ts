@@ -864,6 +864,10 @@
         <translation>估算已更新</translation>
     </message>
     <message>
+        <source>⚠ {n} row(s) of your database skipped</source>
+        <translation>⚠ 已跳过你数据库中的 {n} 行</translation>
+    </message>
+    <message>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>

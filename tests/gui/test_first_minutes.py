@@ -285,3 +285,31 @@ def test_pages_other_than_plan_are_built_after_the_first_results(qtbot, settings
         win.close()
         win.deleteLater()
     assert QThreadPool.globalInstance().activeThreadCount() == 0
+
+
+def test_skipped_user_rows_are_named_in_the_status_bar(qtbot, settings, userdb):
+    """A row of the user's database that does not match the catalog (an instance of an unknown GPU)
+    is kept and skipped; the window says so in the status bar, with the row in its tooltip."""
+    import csv
+    import os
+
+    from planner_app.app import build_window
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "spec_data", "instances.csv"), newline="") as f:
+        row = next(csv.DictReader(f))
+    row.update(instance_id="my.box", gpu_id="no-such-gpu")
+    userdb.upsert("instances", row)
+    win = build_window(settings=settings, userdb=userdb)
+    try:
+        qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
+        label = win.user_problems_label
+        assert not label.isHidden() and "1" in label.text()
+        assert "my.box" in label.toolTip() and "no-such-gpu" in label.toolTip()
+    finally:
+        win.doc._set_dirty(False)
+        win.close()
+        win.deleteLater()
+
+
+def test_no_status_note_without_skipped_rows(window):
+    assert window.user_problems_label.isHidden()
