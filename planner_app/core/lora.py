@@ -67,6 +67,7 @@ class LoraSpec:
     moe_adapter_params: int = 0  # ... of one MoE layer
     dense_linear_params: int = 0  # weights of one dense layer's linear layers (quantised under QLoRA)
     moe_linear_params: int = 0
+    largest_adapter_elems: int = 0  # the largest lora_A or lora_B matrix (for-loop AdamW's per-tensor temporaries)
 
     def adapter_params(self, dense_layers, moe_layers):
         return dense_layers * self.dense_adapter_params + moe_layers * self.moe_adapter_params
@@ -142,7 +143,8 @@ def resolve_lora(model, finetune: str, rank: int, targets: str, dtype: str, drop
     return LoraSpec(rank=rank, targets=tuple(sorted(wanted)), adapter_bytes=ADAPTER_BYTES[dtype], dropout=dropout,
                     quant=finetune == "qlora", prepare=prepare,
                     dense_adapter_params=per_layer(False, True), moe_adapter_params=per_layer(True, True),
-                    dense_linear_params=per_layer(False, False), moe_linear_params=per_layer(True, False))
+                    dense_linear_params=per_layer(False, False), moe_linear_params=per_layer(True, False),
+                    largest_adapter_elems=max(rank * max(k, o) for _, k, o in chosen))
 
 
 def _target_names(model, targets: str, names: list) -> set:

@@ -303,7 +303,7 @@ def lora_states(model, rb, optimizer: str, c: Layout, first: bool, last, lora) -
 
 
 def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict,
-                          impl: str = "foreach"):
+                          impl: str = "foreach", lora=None):
     """PyTorch's foreach AdamW (torch/optim/adam.py, _multi_tensor_adam) allocates
     sqrt(exp_avg_sq) for all parameters at once; the fused kernel (_fused_adamw_) and the fused
     Adam kernels of Megatron/Apex and DeepSpeed need none; the for-loop AdamW
@@ -316,8 +316,9 @@ def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: st
     if optimizer in ("adam", "adamw"):
         if impl == "fused":
             return 0.0
-        if impl == "forloop":
-            return FORLOOP_TEMP_COPIES * largest_tensor_elems(model, c.tp) * rb.state
+        if impl == "forloop":  # the largest trained tensor: an adapter's under LoRA
+            largest = lora.largest_adapter_elems / c.tp if lora is not None else largest_tensor_elems(model, c.tp)
+            return FORLOOP_TEMP_COPIES * largest * rb.state
         return shard(st["dense"], st["expert"], c.d_dense, c.d_exp, c.zero >= 1) * rb.state
     if optimizer == "adafactor":
         return 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden / c.tp
@@ -460,7 +461,6 @@ def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, l
     if lora is not None:  # what is trained: the adapters
         gather = gather * (NF4_BYTES_PER_PARAM / rb.param if lora.quant else 1.0)
         rb = trainable_bytes(rb, lora)
-        impl = "fused" if impl == "forloop" else impl  # per-tensor temporaries of rank-r adapters: negligible
     static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
               "master_weights": st["master_weights"], "other": framework_buffers(rb, framework, c, st),
               "gradients": where(grads_persistent(c, framework), st["gradients"], 0.0)}
@@ -471,7 +471,7 @@ def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, l
                      moment)
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
-                                                                          c, st, impl)})
+                                                                          c, st, impl, lora)})
     return st
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 
-from planner_app.specdb.importers import import_gpuhunt, import_skypilot_vms
+from planner_app.specdb.importers import number_or_none, import_gpuhunt, import_skypilot_vms
 
 PRICE_COLS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
 # Fields a SkyPilot vms.csv does not carry: taken from the matching catalog row.
@@ -33,14 +33,6 @@ class ImportResult:
     def summary(self) -> str:
         return (f"{len(self.new)} new, {len(self.changed)} with changed prices, {len(self.unchanged)} unchanged, "
                 f"{len(self.skipped)} skipped")
-
-
-def _num(v):
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if x == x else None
 
 
 def _catalog_rows(db) -> dict:
@@ -66,7 +58,7 @@ def diff_import(db, rows: list[dict], price_date: str) -> ImportResult:
         r["notes"] = (str(r["notes"]) + "; " if r["notes"] else "") + "prices refreshed by `specs import`"
         moved = {}
         for col in ("price_on_demand_hr", "price_spot_hr"):
-            a, b = _num(old.get(col)), _num(r.get(col))
+            a, b = number_or_none(old.get(col)), number_or_none(r.get(col))
             if a != b and not (a is not None and b is not None and abs(a - b) <= 1e-9 * max(abs(a), 1.0)):
                 moved[col] = (a, b)
         if old.get("currency") != r.get("currency"):

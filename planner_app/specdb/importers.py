@@ -75,7 +75,8 @@ def _match_gpu(db, name: str, memory_gib: float | None):
     return None
 
 
-def _num(v):
+def number_or_none(v):
+    """A price or size cell as a float, None when empty, text or NaN."""
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -103,7 +104,7 @@ def import_skypilot_vms(db, path: str, provider: str, region: str | None = None)
     for i, r in enumerate(rows):
         if not r.get("AcceleratorName") or region and r.get("Region") != region:
             continue
-        price = _num(r.get("Price"))
+        price = number_or_none(r.get("Price"))
         key = r["InstanceType"]
         if key in best and (price is None or (best[key]["_price"] is not None and price >= best[key]["_price"])):
             continue
@@ -119,14 +120,14 @@ def import_skypilot_vms(db, path: str, provider: str, region: str | None = None)
         if gid is None:
             skipped.append(f"{key}: accelerator {r['AcceleratorName']!r} is not in the GPU list")
             continue
-        count = _num(r.get("AcceleratorCount")) or 1
+        count = number_or_none(r.get("AcceleratorCount")) or 1
         whole = max(1, round(count))
         best[key] = {"_price": price, "provider": provider, "region": r.get("Region") or "", "instance_id": key,
                      "gpu_id": gid, "gpu_count": whole, "gpu_fraction": min(1.0, count) if count < 1 else 1,
-                     "vcpu": int(_num(r.get("vCPUs")) or 0), "ram_gb": _num(r.get("MemoryGiB")) or "",
+                     "vcpu": int(number_or_none(r.get("vCPUs")) or 0), "ram_gb": number_or_none(r.get("MemoryGiB")) or "",
                      "local_nvme_gb": "", "network_gbit_s": "", "fabric": "", "fabric_id": "", "nics": "",
                      "intra_node_link": "pcie4", "price_on_demand_hr": price if price is not None else "",
-                     "price_1yr_hr": "", "price_3yr_hr": "", "price_spot_hr": _num(r.get("SpotPrice")) or "",
+                     "price_1yr_hr": "", "price_3yr_hr": "", "price_spot_hr": number_or_none(r.get("SpotPrice")) or "",
                      "currency": "USD", "price_date": time.strftime("%Y-%m-%d"),
                      "source_url": f"file:{os.path.basename(path)} (SkyPilot catalog)",
                      "retrieved": time.strftime("%Y-%m-%d"), "notes": "imported from a SkyPilot vms.csv"}
@@ -225,7 +226,7 @@ def import_gpuhunt(db, path: str, provider: str, region: str | None = None) -> t
         if not name or not r.get("gpu_name") or (region and loc != region):
             continue
         slot = by_loc.setdefault((name, loc), {"row": r, "od": None, "spot": None})
-        price = _num(r.get("price"))
+        price = number_or_none(r.get("price"))
         kind = "spot" if str(r.get("spot", "")).lower() == "true" else "od"
         if price is not None and (slot[kind] is None or price < slot[kind]):
             slot[kind] = price
@@ -237,14 +238,14 @@ def import_gpuhunt(db, path: str, provider: str, region: str | None = None) -> t
     out = []
     for name, (_, loc, slot) in best.items():
         r = slot["row"]
-        gid = _match_gpu(db, r["gpu_name"], _num(r.get("gpu_memory")))
+        gid = _match_gpu(db, r["gpu_name"], number_or_none(r.get("gpu_memory")))
         if gid is None:
             skipped.append(f"{name}: accelerator {r['gpu_name']!r} is not in the GPU list")
             continue
-        count = _num(r.get("gpu_count")) or 1
+        count = number_or_none(r.get("gpu_count")) or 1
         out.append({"provider": provider, "region": loc, "instance_id": name, "gpu_id": gid,
                     "gpu_count": max(1, round(count)), "gpu_fraction": min(1.0, count) if count < 1 else 1,
-                    "vcpu": int(_num(r.get("cpu")) or 0), "ram_gb": _num(r.get("memory")) or "",
+                    "vcpu": int(number_or_none(r.get("cpu")) or 0), "ram_gb": number_or_none(r.get("memory")) or "",
                     "local_nvme_gb": "", "network_gbit_s": "", "fabric": "", "fabric_id": "", "nics": "",
                     "intra_node_link": "pcie4", "price_on_demand_hr": "" if slot["od"] is None else slot["od"],
                     "price_1yr_hr": "", "price_3yr_hr": "",

@@ -82,3 +82,18 @@ def test_lora_scenario_round_trips_through_a_file(window, tmp_path):
     window.doc.data["workload"].update(back)
     window.doc.changed.emit("all")
     assert wp.finetune.value() == "lora" and wp.lora_dtype.value() == "bf16" and abs(wp.lora_dropout.value() - 0.05) < 1e-9
+
+
+def test_a_target_module_the_model_lacks_is_refused_at_the_page(window, qtbot):
+    """Typed into the Workload page's target field: the Plan page shows one line naming the option
+    and the model's modules, and no numbers."""
+    wp, pp = window.workload_page, window.plan_page
+    _pick(wp.model_combo, "llama-2-7b")
+    _pick(wp.framework, "pytorch")
+    _pick(wp.recipe, None)
+    wp.finetune.setCurrentIndex(wp.finetune.findData("lora"))
+    wp.lora_targets.setEditText("query_key_value")
+    wp.lora_targets.lineEdit().editingFinished.emit()
+    qtbot.waitUntil(lambda: "lora_targets" in pp.error.text(), timeout=20000)
+    assert "query_key_value" in pp.error.text() and "q_proj" in pp.error.text()
+    assert pp.verdict.text().startswith("No result")  # the numbers are cleared, not left from the last plan

@@ -36,10 +36,14 @@ class ReadableAxis(pg.AxisItem):
 
 
 class ChartBase(QWidget):
-    def __init__(self, title: str = "", parent=None):
+    def __init__(self, title: str = "", parent=None, value_bottom: bool = False):
+        """``value_bottom``: the x axis holds values too (scatter charts), read as the y axis is."""
         super().__init__(parent)
         # value axes read 4,000,000, never 4e+06 or an SI-scaled "x1e6"
-        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
+        axes = {"left": ReadableAxis("left")}
+        if value_bottom:
+            axes["bottom"] = ReadableAxis("bottom")
+        self.plot_widget = pg.PlotWidget(background="w", axisItems=axes)
         self.plot = self.plot_widget.getPlotItem()
         self.plot.setTitle(title, color="#222", size="11pt")
         self.plot.showGrid(x=False, y=True, alpha=0.25)

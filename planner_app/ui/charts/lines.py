@@ -54,11 +54,7 @@ class ParetoChart(ChartBase):
     basis, or against GPU-hours (and so labelled) when no plan has a price."""
 
     def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Time against cost"), parent)
-        self.plot.setAxisItems({"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")})
-        for ax in ("left", "bottom"):
-            self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
-            self.plot.getAxis(ax).setTextPen(pg.mkPen("#222"))
+        super().__init__(translate("Charts", "Time against cost"), parent, value_bottom=True)
         self.plot.setLabel("bottom", translate("Charts", "time to train (days)"))
         self.quantity = "usd"
         self.plot.setLabel("left", translate("Charts", "cost (USD)"))
@@ -155,11 +151,7 @@ class ServingParetoChart(ChartBase):
     selected deployment (star)."""
 
     def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Pareto front"), parent)
-        self.plot.setAxisItems({"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")})
-        for ax in ("left", "bottom"):
-            self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
-            self.plot.getAxis(ax).setTextPen(pg.mkPen("#222"))
+        super().__init__(translate("Charts", "Pareto front"), parent, value_bottom=True)
         self.plot.setLabel("bottom", translate("Charts", "tokens/s per user"))
         self.plot.setLabel("left", translate("Charts", "output tokens/s per GPU"))
         self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
