@@ -11,6 +11,13 @@ and a greedy argmax. Random bf16 weights from a Hugging Face ``config.json``
 Timing: the graph replayed ``--reps`` times between CUDA events after warm-up; the median of
 ``--repeats`` such runs, per step.
 
+``--impl eager`` runs each of those ops as its own PyTorch kernel (about 25 kernels per layer).
+``--impl fused`` runs the layer as a serving engine does (vLLM's fused_add_rms_norm, rotary and
+silu_and_mul kernels; weights in ``nn.Linear``'s (out, in) layout): the norm, rotary and SwiGLU
+element-wise work is fused by ``torch.compile`` (the GEMMs stay cuBLAS calls, attention SDPA), then
+the step is captured as a CUDA graph as before. Each point records the kernels one step launches
+(``torch.profiler``, one uncaptured step).
+
     python benchmarks/gpu_decode_runs.py --config llama-3.1-8b --out decode_runs.json
     python benchmarks/gpu_decode_runs.py --device cpu --config tinyllama-1.1b --layers 2 --grid 1:64,2:128
 """
@@ -46,6 +53,65 @@ def build(torch, cfg: dict, layers: int, device: str, dtype):
                 for _ in range(layers)]
     return dict(h=h, heads=heads, kvh=kvh, d=d, f=f, vocab=vocab, layers=layer_ws,
                 norm=torch.ones(h, device=device, dtype=dtype), head=w(h, vocab), embed=w(vocab, h))
+
+
+def to_linear_layout(m):
+    """The same weights transposed to ``nn.Linear``'s (out, in) layout (x @ W.T, cuBLAS's TN GEMM)."""
+    m = dict(m)
+    m["layers"] = [{k: (t.t().contiguous() if t.dim() == 2 else t) for k, t in lw.items()} for lw in m["layers"]]
+    m["head"] = m["head"].t().contiguous()
+    return m
+
+
+def fused_step_fn(torch, m):
+    """decode_step with the element-wise work around each GEMM fused by torch.compile."""
+    F = torch.nn.functional
+    heads, kvh, d, h = m["heads"], m["kvh"], m["d"], m["h"]
+
+    def rope(t, cos, sin):
+        t1, t2 = t.chunk(2, dim=-1)
+        return t * cos + torch.cat((-t2, t1), dim=-1) * sin
+
+    def pre(x, ln1, wqkv, cos, sin):
+        qkv = F.linear(F.rms_norm(x, (h,), ln1, 1e-5), wqkv)
+        B = x.shape[0]
+        q, k, v = qkv.split([heads * d, kvh * d, kvh * d], dim=-1)
+        return (rope(q.view(B, heads, 1, d), cos, sin), rope(k.view(B, kvh, 1, d), cos, sin),
+                v.reshape(B, kvh, 1, d))
+
+    def post(x, a, wo, ln2, wgu, wdown):
+        x = x + F.linear(a, wo)
+        gate, up = F.linear(F.rms_norm(x, (h,), ln2, 1e-5), wgu).chunk(2, dim=-1)
+        return x + F.linear(F.silu(gate) * up, wdown)
+
+    def head(x, norm, w):
+        return F.linear(F.rms_norm(x, (h,), norm, 1e-5), w).argmax(-1)
+
+    pre_c, post_c, head_c = (torch.compile(f, dynamic=True) for f in (pre, post, head))
+
+    def step(torch_, m_, ids, pos, cos, sin, k_cache, v_cache, ctx):
+        B = ids.shape[0]
+        x = m_["embed"][ids]
+        for li, lw in enumerate(m_["layers"]):
+            q, k, v = pre_c(x, lw["ln1"], lw["qkv"], cos, sin)
+            kc, vc = k_cache[li, :B, :, :ctx], v_cache[li, :B, :, :ctx]
+            kc.index_copy_(2, pos.view(1), k)
+            vc.index_copy_(2, pos.view(1), v)
+            a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
+            x = post_c(x, a.reshape(B, heads * d), lw["o"], lw["ln2"], lw["gu"], lw["down"])
+        return head_c(x, m_["norm"], m_["head"])
+
+    return step
+
+
+def count_kernels(torch, fn, *a):
+    """CUDA kernels one uncaptured call of ``fn`` launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*a)
+        torch.cuda.synchronize()
+    return int(sum(ev.count for ev in prof.key_averages() if (getattr(ev, "self_device_time_total", 0) or 0) > 0))
 
 
 def rmsnorm(torch, x, weight, eps=1e-5):
@@ -90,6 +156,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=300)
+    ap.add_argument("--impl", choices=("eager", "fused"), default="eager")
     args = ap.parse_args()
     import torch
 
@@ -101,6 +168,10 @@ def main():
     cuda = args.device == "cuda"
     dtype = torch.bfloat16 if cuda else torch.float32
     m = build(torch, cfg, layers, args.device, dtype)
+    step_fn = decode_step
+    if args.impl == "fused":
+        m = to_linear_layout(m)
+        step_fn = fused_step_fn(torch, m)
     max_b = max(b for b, _ in grid)
     max_tokens = max(b * c for b, c in grid)
     max_ctx = max(c for _, c in grid)
@@ -108,7 +179,7 @@ def main():
     k_buf = torch.zeros(layers * max_tokens * m["kvh"] * m["d"], device=args.device, dtype=dtype)
     v_buf = torch.zeros_like(k_buf)
     info = {"command": "python " + " ".join(sys.argv), "torch": torch.__version__, "python": platform.python_version(),
-            "date": time.strftime("%Y-%m-%d"), "config": args.config, "layers": layers, "dtype": str(dtype),
+            "date": time.strftime("%Y-%m-%d"), "config": args.config, "layers": layers, "dtype": str(dtype), "impl": args.impl,
             "device": torch.cuda.get_device_name(0) if cuda else platform.processor() or "cpu",
             "timing": f"CUDA graph of one decode step replayed {args.reps}x between CUDA events; median of "
                       f"{args.repeats}" if cuda else "CPU wall time (control flow only)",
@@ -133,11 +204,12 @@ def main():
                     s.wait_stream(torch.cuda.current_stream())
                     with torch.cuda.stream(s):
                         for _ in range(3):
-                            decode_step(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
+                            step_fn(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                     torch.cuda.current_stream().wait_stream(s)
+                    kernels = count_kernels(torch, step_fn, torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                     graph = torch.cuda.CUDAGraph()
                     with torch.cuda.graph(graph):
-                        decode_step(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
+                        step_fn(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                     runs = []
                     for _ in range(args.repeats):
                         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -152,10 +224,12 @@ def main():
                     runs = []
                     for _ in range(args.repeats):
                         t0 = time.perf_counter()
-                        decode_step(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
+                        step_fn(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                         runs.append((time.perf_counter() - t0) * 1e3)
+                    kernels = None
             points.append({"batch": b, "context": ctx, "step_ms": statistics.median(runs), "runs_ms": runs,
                            "kv_cache_bytes": 2 * layers * b * m["kvh"] * ctx * m["d"] * k_buf.element_size(),
+                           "kernels_per_step": kernels,
                            "status": "ok"})
             print(f"batch {b:4d} context {ctx:6d}: {points[-1]['step_ms']:.3f} ms", file=sys.stderr, flush=True)
         except Exception as e:  # noqa: BLE001 - a failed point is data
