@@ -250,11 +250,33 @@ ADAMW_OP_ACCESSES = 20
 # kernels do not pay it (Llama-2-7B bf16 for-loop step: 70.2 ms measured, 73 predicted).
 FOREACH_16BIT_BW_FACTOR = 0.82
 
+# bitsandbytes 8-bit AdamW (bnb.optim.AdamW8bit / PagedAdamW8bit, 0.50.2) is not memory-bound: its
+# blockwise kernel (dequantise both states, update, new absmax per 256-value block, re-quantise by
+# search in the dynamic map) ran at 36.4 G elements/s on the H200 over one 256M-element bf16 tensor,
+# i.e. 0.08 of HBM bandwidth for its 10 bytes per element; and step() issues one kernel per tensor
+# from Python and waits for it (its host time equals its wall time): 41 us per tensor (paged: 35.4 G
+# elements/s and 53 us, the prefetch of each state). tests/data/optimizer_steps_h200.json
+# (benchmarks/gpu_optimizer_step.py: 1 x 256M, 128 x 4M and 512 x 64K tensors); Llama-3.2-1B's 146
+# tensors then predict 40.1 ms against 39.7 measured. The element rate is taken to scale with the
+# GPU's fp32 vector rate (an ALU-bound kernel; H200: 67 TFLOP/s), the per-tensor cost is the host's.
+BNB_8BIT_ELEMENTS_PER_S = {"adamw-8bit": 36.4e9, "adamw-8bit-paged": 35.4e9}
+BNB_8BIT_PER_TENSOR_S = {"adamw-8bit": 41e-6, "adamw-8bit-paged": 53e-6}
+BNB_REFERENCE_FP32_TFLOPS = 67.0  # H200 SXM, spec_data/gpus.csv
+
+
+def bnb_8bit_step_s(params_local, tensors_local, optimizer: str, gpu):
+    """bitsandbytes' 8-bit AdamW step: elements at the measured kernel rate, scaled by the GPU's fp32
+    vector rate, plus its per-tensor host cost (BNB_8BIT_ELEMENTS_PER_S)."""
+    scale = (gpu.fp32_tflops / BNB_REFERENCE_FP32_TFLOPS) if getattr(gpu, "fp32_tflops", 0) else 1.0
+    rate = BNB_8BIT_ELEMENTS_PER_S[optimizer] * scale
+    return where(params_local > 0, params_local / rate + tensors_local * BNB_8BIT_PER_TENSOR_S[optimizer], 0.0)
+
 
 def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff: Efficiency,
-                     impl: str = "foreach"):
+                     impl: str = "foreach", tensors_local=0):
     """Memory-bound optimizer step: element accesses per parameter x bytes / bandwidth, plus
-    OPTIMIZER_STEP_LAUNCHES kernel launches; ``params_local``: a number or a column.
+    OPTIMIZER_STEP_LAUNCHES kernel launches; ``params_local``: a number or a column;
+    ``tensors_local``: the parameter tensors it steps (bitsandbytes pays per tensor).
 
     PyTorch AdamW (torch/optim/adam.py): ``impl`` "foreach" (_multi_tensor_adam) and
     "forloop" (_single_tensor_adam) run ADAMW_OP_ACCESSES element accesses of the state dtype per
@@ -274,7 +296,7 @@ def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff:
     elif optimizer in ("adam", "adamw"):
         per = rb.grad + 2 * (rb.master or rb.param) + 2 * 2 * rb.state + rb.param
     elif optimizer in ("adamw-8bit", "adamw-8bit-paged"):
-        per = 2 * rb.param + rb.grad + 4 * 1
+        return bnb_8bit_step_s(params_local, tensors_local, optimizer, gpu)
     elif optimizer == "sgd-momentum":
         per = 8 * rb.state
     elif optimizer == "sgd":

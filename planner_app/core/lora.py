@@ -68,9 +68,14 @@ class LoraSpec:
     dense_linear_params: int = 0  # weights of one dense layer's linear layers (quantised under QLoRA)
     moe_linear_params: int = 0
     largest_adapter_elems: int = 0  # the largest lora_A or lora_B matrix (for-loop AdamW's per-tensor temporaries)
+    dense_adapter_tensors: int = 0  # lora_A and lora_B tensors of one dense layer
+    moe_adapter_tensors: int = 0
 
     def adapter_params(self, dense_layers, moe_layers):
         return dense_layers * self.dense_adapter_params + moe_layers * self.moe_adapter_params
+
+    def adapter_tensors(self, dense_layers, moe_layers):
+        return dense_layers * self.dense_adapter_tensors + moe_layers * self.moe_adapter_tensors
 
     def linear_params(self, dense_layers, moe_layers):
         return dense_layers * self.dense_linear_params + moe_layers * self.moe_linear_params
@@ -144,7 +149,9 @@ def resolve_lora(model, finetune: str, rank: int, targets: str, dtype: str, drop
                     quant=finetune == "qlora", prepare=prepare,
                     dense_adapter_params=per_layer(False, True), moe_adapter_params=per_layer(True, True),
                     dense_linear_params=per_layer(False, False), moe_linear_params=per_layer(True, False),
-                    largest_adapter_elems=max(rank * max(k, o) for _, k, o in chosen))
+                    largest_adapter_elems=max(rank * max(k, o) for _, k, o in chosen),
+                    dense_adapter_tensors=2 * sum(n in wanted for n, _, _ in linears.get(False, ())),
+                    moe_adapter_tensors=2 * sum(n in wanted for n, _, _ in linears.get(True, ())))
 
 
 def _target_names(model, targets: str, names: list) -> set:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core import compute, memory, network
+from planner_app.core import checkpoint, compute, memory, network
 from planner_app.core.activations import model_profiles, window_mask
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
 from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
@@ -278,13 +278,15 @@ def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
     return dp_exposed, gather_exposed
 
 
-def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str, impl: str = "foreach"):
+def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str, impl: str = "foreach",
+                tensors=0):
     """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
-    ZeRO-Offload."""
+    ZeRO-Offload. ``tensors``: the trainable parameter tensors of the model (a pipeline stage holds
+    its share)."""
     if offload != "none":
         return 0.0
     local = params / where(c.zero >= 1, c.d_dense, 1)
-    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff, impl)
+    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff, impl, tensors / c.pp)
 
 
 def lora_replica(model, rb, c, lora):
@@ -319,7 +321,9 @@ def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framewor
     dp_exposed, gather_exposed = exposed_traffic(c, framework, dp_comm, gather, t_mb, slow["compute"])
     if offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
         dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
-    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload, impl)
+    tensors = (checkpoint.param_tensor_count(model) if lora is None
+               else lora.adapter_tensors(model.dense_mlp_layers, model.moe_layers))
+    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload, impl, tensors)
     n = c.n_acc
     parts = {"compute": n * slow["compute"], "recompute": n * slow["recompute"],
              "tensor_parallel_comm": n * slow["tp_comm"], "expert_parallel_comm": n * slow["ep_comm"],

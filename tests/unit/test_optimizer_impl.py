@@ -65,3 +65,49 @@ def test_the_cli_default_is_fused_and_the_option_is_training_only(capsys):
     assert main(["estimate", "--model", "llama-2-7b", "--gpu", "h200-sxm", "--mode", "inference",
                  "--optimizer-impl", "fused"]) == 2
     assert "--optimizer-impl" in capsys.readouterr().err
+
+
+STEPS = os.path.join(ROOT, "tests", "data", "optimizer_steps_h200.json")
+
+
+@pytest.mark.parametrize("optimizer,bnb_name", [("adamw-8bit", "bnb-adamw8bit"),
+                                                ("adamw-8bit-paged", "bnb-paged-adamw8bit")])
+def test_bnb_8bit_step_against_its_microbenchmark(optimizer, bnb_name):
+    """The bitsandbytes step (elements at the kernel's rate + a host cost per tensor) against every
+    parameter set timed on the H200 (tests/data/optimizer_steps_h200.json), Llama-3.2-1B's 146
+    real shapes included; and the engine counts those 146 tensors from the model itself."""
+    from planner_app.core.checkpoint import param_tensor_count
+    from planner_app.core.compute import bnb_8bit_step_s
+
+    with open(STEPS, encoding="utf-8") as f:
+        data = json.load(f)
+    gpu = shipped_db().gpu("h200-sxm")
+    rows = [r for r in data["results"] if r["optimizer"] == bnb_name and r["status"] == "ok"]
+    assert len(rows) == 4
+    for r in rows:
+        est_ms = bnb_8bit_step_s(r["elements"], r["tensors"], optimizer, gpu) * 1e3
+        assert est_ms == pytest.approx(r["wall_ms"], rel=0.25), r["set"]
+    llama = next(r for r in rows if r["set"] == "llama-3.2-1b")
+    from planner_app.core.hf_config import model_from_hf_config
+    with open(os.path.join(ROOT, "tests", "data", "hf_configs", "llama-3.2-1b.json")) as f:
+        model = model_from_hf_config(json.load(f), "llama-3.2-1b")
+    assert param_tensor_count(model) == llama["tensors"] == 146
+
+
+@pytest.mark.parametrize("name,optimizer", [("bnb-adamw8bit-1b-b4s2048", "adamw-8bit"),
+                                            ("bnb-paged-adamw8bit-1b-b4s2048", "adamw-8bit-paged")])
+def test_measured_bnb_training_runs(name, optimizer):
+    """Full fine-tuning with bitsandbytes' 8-bit AdamW: the step within 15% of the H200 run (the
+    constants come from the microbenchmark above, not from these runs)."""
+    with open(RUNS, encoding="utf-8") as f:
+        case = next(c for c in json.load(f)["cases"] if c["name"] == name)
+    from planner_app.core.estimate import Hardware
+    from planner_app.core.hf_config import model_from_hf_config
+    from planner_app.core.timing import step_time
+    with open(os.path.join(ROOT, "tests", "data", "hf_configs", case["config"] + ".json")) as f:
+        model = model_from_hf_config(json.load(f), case["config"])
+    setup = TrainingSetup(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe="bf16", attention="sdpa",
+                          optimizer=optimizer, optimizer_impl="fused")
+    st = step_time(model, Hardware(gpu=shipped_db().gpu("h200-sxm")), setup, ParallelPlan())
+    assert st.step_s * 1e3 == pytest.approx(case["step_ms_median"], rel=0.15)
+    assert st.parts["optimizer_step"] * 1e3 == pytest.approx(case["opt_ms_median"], rel=0.2)
