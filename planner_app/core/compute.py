@@ -57,6 +57,16 @@ class Efficiency:
 # GEMM efficiency by GPU family (fraction of dense peak a large cuBLAS/rocBLAS GEMM reaches).
 # Hopper: measured here (H200 at 700 W: 0.75-0.78 for isolated 8192-size GEMMs, 0.68-0.70 for
 # sustained 16384-size ones, as GEMMs run inside a training step; 0.72 between). Ampere: A100 bf16 8192^3 GEMMs run at
+# Grouped expert GEMMs (torch._grouped_mm, as transformers 5.x runs MoE experts): one GEMM per expert
+# over its r routed rows; against a dense GEMM of the same FLOPs the kernel ran at r / (r + R0) on
+# the H200, R0 = 175 rows for the forward and 310 for forward + backward (data and weight
+# gradients; the weight gradient reduces over the r rows), hence 378 for the backward alone
+# ((3 x 310 - 175) / 2). Fitted to 16 microbenchmark points (tests/data/grouped_gemm_h200.json,
+# benchmarks/gpu_grouped_gemm.py: Qwen3-30B-A3B, gpt-oss-20b, Qwen1.5-MoE, Mixtral-8x7B shapes, 64-4096
+# rows per expert; RMS error of the ratio 9.5% forward, 7.4% forward + backward), not to training runs.
+GROUPED_GEMM_R0_FWD = 175.0
+GROUPED_GEMM_R0_BWD = 378.0
+
 # about 270 TFLOP/s of 312 (NVIDIA's own "up to 87%" cuBLAS figures) -> 0.85. Volta: V100
 # fp16 GEMMs reach ~100 of 125 -> 0.8. MI300X: rocBLAS/hipBLASLt bf16 GEMMs reach about
 # 700-800 of 1307 TFLOP/s in published benchmarks -> 0.58. Others default to 0.72.
@@ -179,6 +189,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
     for gemm in profile.gemms:
         k, n, split, bits = gemm[:4]
         bwd_gemms = gemm[4] if len(gemm) > 4 else 2  # data and weight gradients; 1 for a frozen weight
+        rows_per_token = gemm[5] if len(gemm) > 5 else 0.0  # grouped expert GEMM: top_k / experts
         bits = bits if bits in (8, 16, 32) else gemm_bits_default
         peak = gpu.peak_tflops(bits)
         if split == "k":
@@ -188,6 +199,13 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         else:
             local_k, local_n, div = k, n, 1
         t = top(gemm_time_s(2.0 * tokens * k * n / div, peak, eff, align(local_k, local_n, bits), bits), floor)
+        if rows_per_token:
+            # one GEMM per expert over its rows r: the grouped kernel runs at r / (r + R0) of a dense GEMM
+            rows = top(tokens * rows_per_token, 1.0)
+            r0_bwd = GROUPED_GEMM_R0_FWD if bwd_gemms == 1 else GROUPED_GEMM_R0_BWD
+            fwd = fwd + t * (rows + GROUPED_GEMM_R0_FWD) / rows
+            bwd = bwd + bwd_gemms * t * (rows + r0_bwd) / rows
+            continue
         fwd = fwd + t
         bwd = bwd + bwd_gemms * t
     # fused attention runs at its inputs' precision (fp32 q/k/v under QLoRA's prepare_model_for_kbit_training)
@@ -215,7 +233,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         # score-sized elementwise ops of eager attention (mask broadcast, scaling, casts) run
         # non-vectorised kernels: ~0.5 of HBM bandwidth in the H200 profiles
         score_sized = _column(profile.mem_ops[:, TPS], nbytes) * factors_vec[TPS] > 0.5 * nbytes
-        e = np.where(score_sized & ~red, np.minimum(e, 0.5), e)
+        strided = _column(profile.mem_is_strided, nbytes) if len(profile.mem_is_strided) else False
+        e = np.where((score_sized | strided) & ~red, np.minimum(e, 0.5), e)
         t_ops = nbytes / (gpu.mem_bw_gb_s * 1e9 * e)
         t_fwd = np.maximum(t_ops, floor)
         mem_f = t_fwd.sum(axis=0)

@@ -283,7 +283,7 @@ def moe_block(o: HFOps, m, xn: T) -> T:
     o.tr.op("experts.gather", [xn], [sel], saved=[idx])
     gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
     o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
-            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg))
+            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
     o.tr.op("experts.mask1", [gu], [gum])
     gate, up = o.view(gum, k * fe, "experts.gate"), o.view(gum, k * fe, "experts.up")

@@ -401,7 +401,7 @@ def experts_down_and_combine(o: HFOps, m, prod: T, wts: T, eb: int, wg: int) -> 
     h, k, fe = m.hidden, m.top_k, m.expert_ffn_hidden
     dn = o.new(k * h, eb, EXP, "experts.down")
     o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
-            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg))
+            weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg, k / m.experts))
     dnm = o.new(k * h, eb, EXP, "experts.down_masked")
     o.tr.op("experts.mask2", [dn], [dnm])
     weighted = o.mul(dnm, wts, "experts.weighted")
@@ -433,7 +433,7 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     # frozen experts (LoRA) save no inputs and compute no weight gradients
     wg = 0 if o.frozen else 1
     o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
-            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg))
+            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
     o.tr.op("experts.mask1", [gu], [gum])
     gate = o.view(gum, k * fe, "experts.gate")

@@ -128,11 +128,12 @@ class LayerProfile:
     bmm_flops: float = 0.0  # unfused attention matmuls (full square) per token per key, forward
     mem_ops: np.ndarray = field(default_factory=lambda: np.zeros((0, SLOTS)))  # bytes moved per memory-bound op
     mem_is_reduction: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    mem_is_strided: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # reads a slice of a wider tensor
 
 
 def _work(ops) -> tuple:
     """The forward's work: GEMM shapes, attention FLOPs and the traffic of every other kernel."""
-    gemms, attn, bmm, mem, red, masked, attn_bits = [], 0.0, 0.0, [], [], False, 0
+    gemms, attn, bmm, mem, red, masked, attn_bits, strided = [], 0.0, 0.0, [], [], False, 0, []
     for op in ops:
         if op.kind == "none":
             continue
@@ -147,7 +148,9 @@ def _work(ops) -> tuple:
         else:
             mem.append(_sum(t.vec() for t in op.inputs + op.outputs))
             red.append(op.kind == "reduction")
-    return gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits
+            strided.append(any(t.base is not None and t.width < t.storage.width for t in op.inputs))
+    return (gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits,
+            np.array(strided, dtype=bool))
 
 
 class Trace:
@@ -269,9 +272,9 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
     grad_in = grads.get(x_in.storage.idx, x_in.storage.vec())
 
     terms = [(storages[s].name or f"t{s}", mem(storages[s])) for s in sorted(saved_storages)]
-    gemms, attn, masked, bmm, mem_ops, mem_red, attn_bits = _work(ops)
+    gemms, attn, masked, bmm, mem_ops, mem_red, attn_bits, mem_strided = _work(ops)
     return LayerProfile(gemms=gemms, attn_flops=attn, attn_masked=masked, bmm_flops=bmm, mem_ops=mem_ops,
-        mem_is_reduction=mem_red, attn_bits=attn_bits,
+        mem_is_reduction=mem_red, attn_bits=attn_bits, mem_is_strided=mem_strided,
         saved=saved_vec, output=out_vec, ckpt_input=in_vec,
         fwd_events=np.array(fwd_levels), nograd_events=np.array(nograd_levels),
         bwd_events=np.array(bwd_levels) if bwd_levels else np.zeros((1, 3, SLOTS)),
