@@ -6,7 +6,7 @@ from __future__ import annotations
 from planner_app.report import text as fmt
 
 # the serve JSON's memory breakdown (service/serving.py) in the order the table shows it
-MEMORY_LABELS = (("weights", "Weights"), ("kv_pool", "KV cache pool"), ("activation_workspace", "Activation workspace"),
+MEMORY_LABELS = (("weights", "Model weights"), ("kv_pool", "KV cache pool"), ("activation_workspace", "Activation workspace"),
                  ("cuda_graphs", "CUDA graphs"), ("other", "Other (context, NCCL)"))
 
 
@@ -109,8 +109,30 @@ def section(doc) -> None:
     widths = [first] + [(100 - first) // max(n, 1)] * n
     doc.table([s("Deployment")] + [_name(doc, d) for d in deps], rows, align=["left"] + ["right"] * n,
               widths=widths, small=n > 3)
+    verdict = _verdict(doc, sv, ok)
+    if verdict:
+        doc.p(doc.e(verdict))
     _memory(doc, ok)
     _notes(doc, sv, ok)
+
+
+def _verdict(doc, sv: dict, ok: list[dict]) -> str:
+    """Which deployments meet the targets, and the cheapest of them per million output tokens."""
+    s = doc.s
+    if not ok or all(d["slo"]["met"] is None for d in ok):
+        return ""
+    meet = [d for d in ok if d["slo"]["met"]]
+    if not meet:
+        return s("No deployment meets the targets.")
+    names = [d["name"] if d["name"] is not None else s("Serve page deployment") for d in meet]
+    text = s.f("Meets the targets: {names}.", names=", ".join(names))
+    priced = [d for d in meet if (d["serve"].get("cost") or {}).get("usd_per_million_output_tokens") is not None]
+    if priced:
+        best = min(priced, key=lambda d: d["serve"]["cost"]["usd_per_million_output_tokens"])
+        text += " " + s.f("Cheapest of them: {name}, {usd} per million output tokens.",
+                          name=best["name"] if best["name"] is not None else s("Serve page deployment"),
+                          usd=fmt.usd_per_m(best["serve"]["cost"]["usd_per_million_output_tokens"]))
+    return text
 
 
 def _memory(doc, ok: list[dict]) -> None:
@@ -126,7 +148,7 @@ def _memory(doc, ok: list[dict]) -> None:
                        fmt.count(d["serve"]["kv_cache_tokens"])])
     doc.table([s("Deployment")] + [s(label) for _k, label in MEMORY_LABELS]
               + [s("Total"), s("Capacity"), s("KV cache tokens per replica")], rows,
-              align=["left"] + ["right"] * 8, widths=[20, 10, 10, 10, 9, 10, 10, 10, 11], small=True)
+              align=["left"] + ["right"] * 8, widths=[16, 10, 11, 11, 11, 10, 10, 10, 11], small=True)
 
 
 def _notes(doc, sv: dict, ok: list[dict]) -> None:
