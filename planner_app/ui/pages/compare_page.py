@@ -64,21 +64,21 @@ SERVING_METRICS = (
 
 
 def _serve_state(d: dict) -> str:
-    tr = QCoreApplication.translate
     if not d["serve"]["fits"]:
-        return tr("Compare", "NO")
-    return tr("Compare", "fits, saturated (requests queue)") if d["serve"]["saturated"] else tr("Compare", "fits")
+        return QCoreApplication.translate("Compare", "NO")
+    if d["serve"]["saturated"]:
+        return QCoreApplication.translate("Compare", "fits, saturated (requests queue)")
+    return QCoreApplication.translate("Compare", "fits")
 
 
 def _slo_text(d: dict):
     slo = d.get("slo") or {}
     if slo.get("met") is None:
         return None
-    tr = QCoreApplication.translate
     if slo["met"]:
-        return tr("Compare", "yes")
+        return QCoreApplication.translate("Compare", "yes")
     missed = [name for key, name in (("ttft_met", "TTFT"), ("tpot_met", "TPOT")) if slo.get(key) is False]
-    return tr("Compare", "no ({missed})").format(missed=", ".join(missed))
+    return QCoreApplication.translate("Compare", "no ({missed})").format(missed=", ".join(missed))
 
 
 def serving_rows(serving: dict, n_plans: int, first_row: int) -> tuple[list[dict], set]:
