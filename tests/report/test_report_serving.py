@@ -172,3 +172,19 @@ def test_the_report_command_exits_2_naming_the_field(tmp_path, example, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "serve.tp" in err and "64" in err, err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_bare_gpu_plans_serve_without_a_price(db, lang):
+    from planner_app.report.text import Strings
+
+    sc = scenario.load(os.path.join(scenario.example_dir(), "1b-v100-vs-a100.json"))
+    sc["serve"] = {"tp": 1, "isl": 512, "osl": 128, "concurrency": 8}
+    rep = _report(db, sc, lang)
+    deps = rep.serving["deployments"]
+    bare = [d for d in deps if "gpu" in d["hardware"]]
+    assert bare and all(d["price"] is None and d["serve"]["cost"] == {} for d in bare)
+    assert all(d["serve"]["cost"]["usd_per_million_output_tokens"] > 0 for d in deps if d not in bare)
+    assert all(d["slo"]["met"] is None for d in deps)  # no targets set: nothing to meet
+    html = _html(db, sc, lang)
+    assert Strings(lang)("no price (bare GPU)") in html and Strings(lang)("No latency targets set.") in html
