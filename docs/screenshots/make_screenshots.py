@@ -128,8 +128,8 @@ def main(out_dir: str = HERE, only=()) -> int:
                 env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb", PLANNER_USER_DIR=home,
                            XDG_CONFIG_HOME=home)
                 arg = "" if size is None else f"{size[0]}x{size[1]}"
-                r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg, ",".join(only)], env=env,
-                                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+                r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg, ",".join(only)],
+                                   env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
                 print(r.stdout, end="")
                 if r.returncode:
                     print(r.stderr[-3000:], file=sys.stderr)

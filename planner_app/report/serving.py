@@ -6,7 +6,8 @@ from __future__ import annotations
 from planner_app.report import text as fmt
 
 # the serve JSON's memory breakdown (service/serving.py) in the order the table shows it
-MEMORY_LABELS = (("weights", "Model weights"), ("kv_pool", "KV cache pool"), ("activation_workspace", "Activation workspace"),
+MEMORY_LABELS = (("weights", "Model weights"), ("kv_pool", "KV cache pool"),
+                 ("activation_workspace", "Activation workspace"),
                  ("cuda_graphs", "CUDA graphs"), ("other", "Other (context, NCCL)"))
 
 

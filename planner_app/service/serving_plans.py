@@ -74,8 +74,9 @@ def _price(db, hardware: dict, cny_per_usd, today: _dt.date) -> dict | None:
     if src is None:
         return None
     age = src.age_days(today)
-    return {"currency": src.currency, "date": src.date, "age_days": age, "stale": age is not None and age > STALE_AFTER_DAYS,
-            "converted": src.converted, "cny_per_usd": src.cny_per_usd, "rate_given": src.rate_given}
+    return {"currency": src.currency, "date": src.date, "age_days": age,
+            "stale": age is not None and age > STALE_AFTER_DAYS, "converted": src.converted,
+            "cny_per_usd": src.cny_per_usd, "rate_given": src.rate_given}
 
 
 def _slo(out: dict, ttft_ms, tpot_ms) -> dict:
