@@ -3,6 +3,7 @@ English and Chinese, at 1440x900 and at the size the app opens with on a 1366x76
 screen (the default window size, MainWindow.default_window_size):
 
     python docs/screenshots/make_screenshots.py            # starts Xvfb itself (apt-get install xvfb)
+    python docs/screenshots/make_screenshots.py --only compare-serving   # one of EXTRA only
 
 Each (language, size) runs in its own process on its own Xvfb screen; the real app runs on the
 example scenario and waits for each page's background work (the search and a quick CPU probe
@@ -18,6 +19,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PAGES = ["workload", "plan", "compare", "scaling", "search", "serve", "probe", "specs"]
+# Pages shot with another example loaded: (file name, page, example file). compare-serving: Compare
+# with the serving rows of a scenario that has a serve section (issue 15).
+EXTRA = (("compare-serving", "compare", "china-70b-train-and-serve-aws-alibaba-tencent.json"),)
 # (suffix, X screen, window size or None for the app's default on that screen)
 SIZES = (("", "1920x1080", (1440, 900)), ("-default", "1366x768", None))
 
@@ -32,19 +36,48 @@ def wait(app, cond, timeout_s=60):
         app.processEvents(QEventLoop.AllEvents, 50)
 
 
-def shoot(out_dir: str, lang: str, suffix: str, size) -> list[str]:
-    """In this process: the app on the current X display, every page grabbed."""
+def shoot_extra(app, out_dir: str, tail: str, size, only=None) -> list[str]:
+    """The EXTRA shots: each example loaded in a new window, its page grabbed."""
+    from planner_app.app import build_window
+    from planner_app.paths import examples_dir
+    shots = []
+    for name, page, example in EXTRA:
+        if only and name not in only:
+            continue
+        win = build_window([os.path.join(examples_dir(), example)])
+        if size:
+            win.resize(*size)
+        win.show()
+        win.nav.setCurrentRow(PAGES.index(page))
+        if page == "compare":
+            wait(app, lambda: bool(win.compare_page.results) and win.compare_page.serving is not None)
+            win.compare_page.table.scrollToBottom()  # the serving rows come last
+            wait(app, lambda: True)
+        path = os.path.join(out_dir, f"{name}{tail}.png")
+        win.grab().save(path)
+        shots.append(f"{path} {win.width()}x{win.height()}")
+        win.doc._set_dirty(False)
+        win.shutdown()
+        win.close()
+    return shots
+
+
+def shoot(out_dir: str, lang: str, suffix: str, size, only=None) -> list[str]:
+    """In this process: the app on the current X display, every page grabbed (with ``only``: the
+    EXTRA shots named there)."""
     from planner_app import i18n
     from planner_app.app import build_window, create_app, install_cjk_font
     app = create_app()
     i18n.install(lang)
     install_cjk_font(app)
+    tail = suffix + ("" if lang == "en" else f"-{lang}")
+    if only:
+        return shoot_extra(app, out_dir, tail, size, only)
     win = build_window()
     if size:
         win.resize(*size)
     win.show()
     shots = []
-    tail = suffix + ("" if lang == "en" else f"-{lang}")
     for i, name in enumerate(PAGES):
         win.nav.setCurrentRow(i)
         if name == "plan":
@@ -75,17 +108,17 @@ def shoot(out_dir: str, lang: str, suffix: str, size) -> list[str]:
     win.doc._set_dirty(False)
     win.shutdown()
     win.close()
-    return shots
+    return shots + shoot_extra(app, out_dir, tail, size)
 
 
-def main(out_dir: str = HERE) -> int:
+def main(out_dir: str = HERE, only=()) -> int:
     xvfb = shutil.which("Xvfb")
     if not xvfb:
         print("Xvfb is not installed (apt-get install xvfb)", file=sys.stderr)
         return 2
     display = 77
     for lang in ("en", "zh_CN"):
-        for suffix, screen, size in SIZES:
+        for suffix, screen, size in (SIZES[:1] if only else SIZES):
             display += 1
             server = subprocess.Popen([xvfb, f":{display}", "-screen", "0", f"{screen}x24", "-nolisten", "tcp"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,8 +128,8 @@ def main(out_dir: str = HERE) -> int:
                 env = dict(os.environ, DISPLAY=f":{display}", QT_QPA_PLATFORM="xcb", PLANNER_USER_DIR=home,
                            XDG_CONFIG_HOME=home)
                 arg = "" if size is None else f"{size[0]}x{size[1]}"
-                r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg], env=env,
-                                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+                r = subprocess.run([sys.executable, __file__, "--child", out_dir, lang, suffix, arg, ",".join(only)],
+                                   env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
                 print(r.stdout, end="")
                 if r.returncode:
                     print(r.stderr[-3000:], file=sys.stderr)
@@ -109,10 +142,10 @@ def main(out_dir: str = HERE) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        out, lang, suffix, arg = sys.argv[2:6]
+        out, lang, suffix, arg, only = sys.argv[2:7]
         size = tuple(int(v) for v in arg.split("x")) if arg else None
         sys.path.insert(0, ROOT)
-        for line in shoot(out, lang, suffix, size):
+        for line in shoot(out, lang, suffix, size, [n for n in only.split(",") if n]):
             print(line)
         sys.exit(0)
-    sys.exit(main())
+    sys.exit(main(only=tuple(sys.argv[sys.argv.index("--only") + 1:]) if "--only" in sys.argv else ()))

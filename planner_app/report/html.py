@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS
-from planner_app.report import charts
+from planner_app.report import charts, serving
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg
 from planner_app.report.text import Strings
@@ -412,6 +412,10 @@ class _Doc:
         else:
             items.append(s("Cost per million tokens: the instance's hourly price divided by the decode throughput "
                            "at the given batch, running all the time."))
+        if r.serving is not None:
+            items.append(s("Serving: the scenario's serve section served by gpu-planner serve on each plan's machine; "
+                           "cost per million output tokens at the on-demand price of the instances one deployment "
+                           "needs."))
         self.parts.append("<ul>" + "".join(f"<li>{self.e(a)}</li>" for a in items) + "</ul>")
 
     def sources(self):
@@ -470,6 +474,7 @@ def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
     d.notes()  # the question the scenario asks: with the inputs, on the first page
     d.memory()
     d.time_and_cost()
+    serving.section(d)  # only when the scenario has a serve section
     d.host_side()
     d.scaling()
     d.calibration()

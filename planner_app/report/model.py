@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from planner_app import __version__, ENGINE_VERSION
 from planner_app.core.cost import PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
+from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
 
 # Memory components shown in the chart: (key, breakdown keys summed into it). What is not
@@ -96,6 +97,8 @@ class Report:
     target_tokens_per_s: float | None = None
     scaling: dict | None = None  # {"gpus_per_node", "points": [...], "plan_nodes", "fabric"} or {"error"}
     calibration: dict | None = None  # {"name", "summary", "efficiency": {...}} or {"name", "error"}
+    # the scenario's serve section on each plan's machine (service/serving_plans.py), None without one
+    serving: dict | None = None
     assumptions: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
 
@@ -118,6 +121,7 @@ class Report:
                        "instance": p.instance} for p in self.plans],
             "scaling": self.scaling,
             "calibration": self.calibration,
+            **({"serving": self.serving} if self.serving is not None else {}),
             "assumptions": self.assumptions,
             "sources": [vars(s) for s in self.sources],
         }
@@ -152,8 +156,12 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
         rep.scaling = _scaling(rep.chosen_plan, db)
     if sc.get("calibration"):
         rep.calibration = _calibration(sc["calibration"], db)
+    # the serving numbers are gpu-planner serve's (one engine): the report adds none of its own
+    rep.serving = serve_scenario(sc, db, today)
     rep.assumptions = _assumptions(plans)
-    rep.sources = _sources(plans, db)
+    if rep.serving is not None:
+        rep.assumptions += [a for a in rep.serving["assumptions"] if a not in rep.assumptions]
+    rep.sources = _sources(plans, db, rep.serving)
     return rep
 
 
@@ -274,8 +282,16 @@ def _assumptions(plans: list[PlanResult]) -> list[str]:
     return out
 
 
-def _sources(plans: list[PlanResult], db) -> list[Source]:
+def _sources(plans: list[PlanResult], db, serving: dict | None = None) -> list[Source]:
     out: dict = {}
+    for d in (serving or {}).get("deployments", []):  # the serve section's own machine, when no plan has it
+        if d["plan_index"] is None and d["hardware"].get("instance"):
+            try:
+                i = db.instance(d["hardware"]["instance"])
+            except (InputError, SpecDataError):
+                continue
+            out[("instance", i.provider, i.instance_id)] = Source(
+                "instance", f"{i.provider} {i.instance_id} ({i.region})", i.source, i.retrieved, i.prices.date)
     for p in plans:
         if not p.ok:
             continue

@@ -1,7 +1,7 @@
 """Regenerate the sample reports in ``docs/reports/``: a PDF per example scenario (and a
 zh_CN one), with PNG renders of their pages (``pdftoppm -r 60``) for a quick look.
 
-    python -m planner_app.report.samples [OUT_DIR]
+    python -m planner_app.report.samples [OUT_DIR] [--only NAME ...]   # NAME: an example's file name, no .json
 """
 from __future__ import annotations
 
@@ -13,11 +13,15 @@ import sys
 
 ZH_SAMPLE = "llama-70b-pretraining-three-clouds"
 # Scenarios written for users in China (Chinese titles and notes): also rendered in zh_CN.
-ZH_NATIVE = ("china-70b-pretraining-aws-alibaba-tencent", "china-70b-serving-aws-alibaba-tencent")
+ZH_NATIVE = ("china-70b-pretraining-aws-alibaba-tencent", "china-70b-train-and-serve-aws-alibaba-tencent")
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = None
+    if "--only" in argv:  # regenerate some samples only (the others keep their files)
+        only = set(argv[argv.index("--only") + 1:])
+        argv = argv[:argv.index("--only")]
     from planner_app import scenario
     from planner_app.report import build_report, write_report
     from planner_app.report.pdf import ensure_app
@@ -32,6 +36,8 @@ def main(argv=None) -> int:
     jobs = [(os.path.splitext(os.path.basename(p))[0], p, "en") for p in scenario.examples()]
     jobs.append((f"{ZH_SAMPLE}.zh_CN", os.path.join(scenario.example_dir(), f"{ZH_SAMPLE}.json"), "zh_CN"))
     jobs += [(f"{n}.zh_CN", os.path.join(scenario.example_dir(), f"{n}.json"), "zh_CN") for n in ZH_NATIVE]
+    if only is not None:
+        jobs = [j for j in jobs if os.path.splitext(os.path.basename(j[1]))[0] in only]
     for name, path, lang in jobs:
         sc = scenario.load(path)
         if lang == "zh_CN" and name.startswith(ZH_SAMPLE):

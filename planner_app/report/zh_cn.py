@@ -204,6 +204,51 @@ STRINGS = {
     "Retrieved": "采集日期",
     "Instance": "实例",
     "No notes.": "无备注。",
+    # the serving section (issue 15): the scenario's serve section on each plan's machine
+    "Serving": "推理服务部署",
+    "Serve page deployment": "推理服务页的部署",
+    "Deployment": "部署",
+    "{n} concurrent requests": "{n} 个并发请求",
+    "{r} requests/s arriving": "每秒到达 {r} 个请求",
+    "{model} served by {engine} at steady state: {load}, {isl} input and {osl} output tokens per request; tp {tp} × "
+    "pp {pp}, {replicas} replica(s), {wd} weights, {kd} KV cache.":
+        "{model} 由 {engine} 以稳态提供推理服务：{load}，每个请求输入 {isl} 个、输出 {osl} 个 token；"
+        "tp {tp} × pp {pp}，{replicas} 个副本，{wd} 权重，{kd} KV 缓存。",
+    "Targets: {goals}.": "目标：{goals}。",
+    "No latency targets set.": "未设定时延目标。",
+    "TTFT": "首 token 时延 (TTFT)",
+    "TPOT": "每输出 token 时延 (TPOT)",
+    "Tokens/s per user": "每用户 tokens/s",
+    "Output tokens/s per GPU": "每 GPU 输出 tokens/s",
+    "Output tokens/s": "输出 tokens/s",
+    "Requests/s": "请求数/秒",
+    "Max concurrency": "最大并发数",
+    "Saturated (requests queue)": "已饱和（请求排队）",
+    "TTFT ≤ {x} ms met": "满足 TTFT ≤ {x} ms",
+    "TPOT ≤ {x} ms met": "满足 TPOT ≤ {x} ms",
+    "USD per million output tokens": "每百万输出 token 美元",
+    "USD per hour": "每小时美元",
+    "({n} days old)": "（{n} 天前）",
+    "No deployment meets the targets.": "没有部署满足目标。",
+    "Meets the targets: {names}.": "满足目标的部署：{names}。",
+    "Cheapest of them: {name}, {usd} per million output tokens.": "其中最便宜的是 {name}，每百万输出 token {usd}。",
+    "Serving memory per GPU": "推理服务每 GPU 显存",
+    "Model weights": "模型权重",
+    "KV cache pool": "KV 缓存池",
+    "Activation workspace": "激活工作区",
+    "CUDA graphs": "CUDA Graphs",
+    "Other (context, NCCL)": "其他（上下文、NCCL）",
+    "Total": "合计",
+    "KV cache tokens per replica": "每副本 KV 缓存 token 数",
+    "Each column is gpu-planner serve with the scenario's serve section on that plan's machine; cost per million "
+    "output tokens is the on-demand hourly price of the instances one deployment needs divided by its output "
+    "tokens/s, running all the time; '∞': requests queue without bound.":
+        "每列是 gpu-planner serve 在该方案机器上按场景的推理服务设置得出的结果；每百万输出 token 成本 = 一个部署所需实例的"
+        "按量小时价格 / 其输出 tokens/s，按持续运行计算；“∞”：请求队列无限增长。",
+    "Serving: the scenario's serve section served by gpu-planner serve on each plan's machine; cost per million "
+    "output tokens at the on-demand price of the instances one deployment needs.":
+        "推理服务：场景的推理服务设置由 gpu-planner serve 在每个方案的机器上计算；每百万输出 token 成本按一个部署所需实例的"
+        "按量价格计算。",
     # header, footer, progress
     "GPU Capacity Planner {v} · generated {d}": "GPU 容量规划器 {v} · 生成于 {d}",
     "Page {i} of {n}": "第 {i} 页，共 {n} 页",

@@ -289,6 +289,46 @@
         <translation>输入管线</translation>
     </message>
     <message>
+        <source>Serving: TTFT</source>
+        <translation>推理服务：首 token 时延 (TTFT)</translation>
+    </message>
+    <message>
+        <source>Serving: TPOT</source>
+        <translation>推理服务：每输出 token 时延 (TPOT)</translation>
+    </message>
+    <message>
+        <source>Serving: tokens/s per user</source>
+        <translation>推理服务：每用户 tokens/s</translation>
+    </message>
+    <message>
+        <source>Serving: output tokens/s per GPU</source>
+        <translation>推理服务：每 GPU 输出 tokens/s</translation>
+    </message>
+    <message>
+        <source>Serving: cost per million output tokens</source>
+        <translation>推理服务：每百万输出 token 成本</translation>
+    </message>
+    <message>
+        <source>Serving: fits / saturated</source>
+        <translation>推理服务：可容纳 / 饱和</translation>
+    </message>
+    <message>
+        <source>Serving: latency targets met</source>
+        <translation>推理服务：满足时延目标</translation>
+    </message>
+    <message>
+        <source>fits, saturated (requests queue)</source>
+        <translation>可容纳，已饱和（请求排队）</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>可容纳</translation>
+    </message>
+    <message>
+        <source>no ({missed})</source>
+        <translation>否（{missed}）</translation>
+    </message>
+    <message>
         <source>no published price</source>
         <translation>未公布价格</translation>
     </message>
@@ -322,6 +362,10 @@
     <message>
         <source>Cost</source>
         <translation>成本</translation>
+    </message>
+    <message>
+        <source>Serving: {error}</source>
+        <translation>推理服务：{error}</translation>
     </message>
     <message>
         <source>{n} plans; bold = best among the plans that fit</source>

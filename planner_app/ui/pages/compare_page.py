@@ -46,6 +46,66 @@ METRICS = (
 )
 
 
+# The serving rows (issue 15): the scenario's serve section on each plan's machine, from
+# service/serving_plans.py, the same call as the report's Serving section.
+# (key, label, unit, better, getter of a deployment dict with a "serve" result)
+SERVING_METRICS = (
+    ("serve_ttft_ms", QT_TRANSLATE_NOOP("Compare", "Serving: TTFT"), "ms", "min", lambda d: d["serve"]["ttft_ms"]),
+    ("serve_tpot_ms", QT_TRANSLATE_NOOP("Compare", "Serving: TPOT"), "ms", "min", lambda d: d["serve"]["tpot_ms"]),
+    ("serve_per_user", QT_TRANSLATE_NOOP("Compare", "Serving: tokens/s per user"), "", "max",
+     lambda d: d["serve"]["tokens_per_s_per_user"]),
+    ("serve_per_gpu", QT_TRANSLATE_NOOP("Compare", "Serving: output tokens/s per GPU"), "", "max",
+     lambda d: d["serve"]["output_tokens_per_s_per_gpu"]),
+    ("serve_usd_per_m", QT_TRANSLATE_NOOP("Compare", "Serving: cost per million output tokens"), "USD", "min",
+     lambda d: (d["serve"].get("cost") or {}).get("usd_per_million_output_tokens")),
+    ("serve_state", QT_TRANSLATE_NOOP("Compare", "Serving: fits / saturated"), "", None, lambda d: _serve_state(d)),
+    ("serve_slo", QT_TRANSLATE_NOOP("Compare", "Serving: latency targets met"), "", None, lambda d: _slo_text(d)),
+)
+
+
+def _serve_state(d: dict) -> str:
+    if not d["serve"]["fits"]:
+        return QCoreApplication.translate("Compare", "NO")
+    if d["serve"]["saturated"]:
+        return QCoreApplication.translate("Compare", "fits, saturated (requests queue)")
+    return QCoreApplication.translate("Compare", "fits")
+
+
+def _slo_text(d: dict):
+    slo = d.get("slo") or {}
+    if slo.get("met") is None:
+        return None
+    if slo["met"]:
+        return QCoreApplication.translate("Compare", "yes")
+    missed = [name for key, name in (("ttft_met", "TTFT"), ("tpot_met", "TPOT")) if slo.get(key) is False]
+    return QCoreApplication.translate("Compare", "no ({missed})").format(missed=", ".join(missed))
+
+
+def serving_rows(serving: dict, n_plans: int, first_row: int) -> tuple[list[dict], set]:
+    """The serving rows of Compare: one column per plan (the plan's machine), best cells bold
+    (among deployments that fit); a failed deployment shows its error in the first row."""
+    rows, bold = [], set()
+    by_plan = {d["plan_index"]: d for d in serving["deployments"] if d["plan_index"] is not None}
+    for r_i, (_key, label, unit, better, get) in enumerate(SERVING_METRICS):
+        row = {"metric": with_unit(QCoreApplication.translate("Compare", label), unit)}
+        vals = []
+        for j in range(n_plans):
+            d = by_plan.get(j)
+            if d is None or d["serve"] is None:
+                row[f"p{j}"] = (d["error"][:80] if d and r_i == 0 else None)
+                continue
+            row[f"p{j}"] = v = get(d)
+            if better and isinstance(v, (int, float)) and d["serve"]["fits"]:
+                vals.append((v, j))
+        if all(row[f"p{j}"] is None for j in range(n_plans)):
+            continue
+        if better and len(vals) > 1:
+            best = min(vals)[0] if better == "min" else max(vals)[0]
+            bold |= {(first_row + len(rows), j + 1) for v, j in vals if v == best}
+        rows.append(row)
+    return rows, bold
+
+
 def _host(e: dict, part: str, key: str, scale: float):
     v = (e.get("host") or {}).get(part, {}).get(key)
     return v * scale if v is not None else None
@@ -94,9 +154,11 @@ def price_source_text(db, options: dict) -> str | None:
     return text
 
 
-def compare_rows(results: list[dict], min_headroom_fraction: float | None = None, db=None) -> tuple[list[dict], set]:
+def compare_rows(results: list[dict], min_headroom_fraction: float | None = None, db=None,
+                 serving: dict | None = None) -> tuple[list[dict], set]:
     """Rows = metrics, one column per plan; the best cell of each comparable row; with ``db``,
-    a last row says each plan's price currency, date and CNY->USD rate."""
+    a row says each plan's price currency, date and CNY->USD rate; with ``serving``
+    (service/serving_plans.py), the serving rows follow."""
     rows, bold = [], set()
     for r_i, (key, label, unit, better, get) in enumerate(METRICS):
         label = QCoreApplication.translate("Compare", label)
@@ -128,7 +190,27 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
             row[f"p{j}"] = price_source_text(db, res.get("options") or {})
         if any(row[f"p{j}"] is not None for j in range(len(results))):
             rows.append(row)
+    if serving is not None and results:
+        more, more_bold = serving_rows(serving, len(results), len(rows))
+        rows += more
+        bold |= more_bold
     return rows, bold
+
+
+def compare_task(sc: dict, db) -> dict:
+    """Every plan's estimate, and the serve section on each plan's machine (None without one; an
+    invalid section gives ``serving_error``, naming ``serve.<field>``)."""
+    from planner_app import scenario
+    from planner_app.core.errors import InputError
+    from planner_app.service.serving_plans import serve_scenario
+    from planner_app.specdb.schema import SpecDataError
+
+    results = scenario.evaluate(sc, db)
+    try:
+        serving, error = serve_scenario(sc, db), ""
+    except (InputError, SpecDataError) as e:
+        serving, error = None, str(e)
+    return {"results": results, "serving": serving, "serving_error": error}
 
 
 def _fmt(v):
@@ -169,9 +251,11 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         super().__init__(parent)
         self.doc, self.db = doc, db
         self.results = []
+        self.serving = None  # the serve section on each plan's machine (serving_plans.serve_scenario)
+        self.serving_error = ""
         self.min_headroom_fraction = None  # the user's memory margin (Settings); None: the engine's default
         self.slot = TaskSlot(self)
-        self.slot.succeeded.connect(self._show)
+        self.slot.succeeded.connect(self._landed)
         self.slot.failed.connect(lambda e: self.status.setText(str(e)))
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -221,15 +305,18 @@ class ComparePage(RecomputeWhenVisible, QWidget):
                 self.status.setText(str(e))
 
     def recompute(self):
-        from planner_app import scenario
         data = self.doc.snapshot()
         db = self.db
-        self.slot.start(lambda progress, cancelled: scenario.evaluate(data, db))
+        self.slot.start(lambda progress, cancelled: compare_task(data, db))
+
+    def _landed(self, payload):
+        self.serving, self.serving_error = payload["serving"], payload["serving_error"]
+        self._show(payload["results"])
 
     def _show(self, results):
         self.results = results
         names = [r["name"] for r in results]
-        rows, bold = compare_rows(results, self.min_headroom_fraction, db=self.db)
+        rows, bold = compare_rows(results, self.min_headroom_fraction, db=self.db, serving=self.serving)
         self.model.set_columns([Column("metric", self.tr("Metric"))] +
                                [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
         self.model.set_rows(rows, bold)
@@ -239,6 +326,8 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         for j in range(len(names)):
             hh.setSectionResizeMode(j + 1, QHeaderView.Stretch)
         errs = [f"{r['name']}: {r['error']}" for r in results if "error" in r]
+        if self.serving_error:
+            errs.append(self.tr("Serving: {error}").format(error=self.serving_error))
         self.status.setText(self.tr("{n} plans; bold = best among the plans that fit").format(n=len(results))
                             + ("\n" + "\n".join(errs) if errs else ""))
         ests = [r.get("estimate") for r in results]

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFo
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.service.options import SERVE_BY_KEY
+from planner_app.service.serving_plans import SECTION_DEFAULTS
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.charts.lines import ServingParetoChart
 from planner_app.ui.fields import (CheckList, add_option_row, option_choice_field, option_int_field,
@@ -21,10 +22,9 @@ from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEBOUNCE_MS = 150  # STYLE.md: edits are coalesced before recomputing
-# A first look at a serving deployment when the scenario has no serve section yet: the issue's
-# example traffic (2K in / 512 out, 64 concurrent users, TTFT under 1 s, 30 tokens/s per user).
-# tp 8: one 8-GPU server, the usual serving unit (a 70B model in bf16 does not fit on one GPU).
-DEFAULTS = {"tp": 8, "isl": 2048, "osl": 512, "concurrency": 64, "ttft_ms": 1000.0, "tpot_ms": 1000.0 / 30}
+# A first look at a serving deployment when the scenario has no serve section yet (declared in the
+# service, so the report and Compare fill an incomplete serve section the same way).
+DEFAULTS = SECTION_DEFAULTS
 DEFAULT_SEARCH_MACHINES = ("p5.48xlarge", "p5en.48xlarge", "a3-megagpu-8g")  # priced: the ranking has a cost
 RESULT_KEYS = ("ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
                "tokens_per_s_per_user", "requests_per_s", "kv_cache_tokens", "max_concurrency", "usd_per_m")
