@@ -5,8 +5,6 @@ import contextlib
 import io
 import json
 
-from PySide6.QtCore import Qt
-
 from planner_app import scenario
 from planner_app.cli import main
 
@@ -46,7 +44,9 @@ def test_qlora_on_the_workload_page_gives_the_cli_estimate(window, qtbot):
     wp.lora_rank.setValue(32)
     wp.lora_targets.setEditText("all-linear")
     wp.lora_targets.lineEdit().editingFinished.emit()
-    qtbot.mouseClick(wp.qlora_prepare, Qt.LeftButton)
+    # QAbstractButton.click(): press, release and toggle as a user's click does, wherever an earlier test
+    # left the page scrolled (a mouse click at the widget's coordinates misses when it is scrolled away)
+    wp.qlora_prepare.click()
     w = window.doc.data["workload"]
     assert (w["finetune"], w["lora_rank"], w["lora_targets"], w["qlora_prepare"]) == ("qlora", 32, "all-linear", True)
     qtbot.waitUntil(lambda: (pp.last_estimate or {}).get("setup", {}).get("finetune") == "qlora"
