@@ -51,3 +51,28 @@ def window(qtbot, settings, userdb):
     win.close()
     win.deleteLater()
     assert QThreadPool.globalInstance().activeThreadCount() == 0, "a test left worker threads running"
+
+
+@pytest.fixture
+def zh_window(qtbot, settings, userdb):
+    """The main window in Chinese (zh_CN catalogue and the bundled CJK font); English again after."""
+    from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QApplication
+
+    from planner_app import i18n
+    from planner_app.app import build_window, install_cjk_font
+
+    assert i18n.install("zh_CN")
+    install_cjk_font(QApplication.instance())
+    win = build_window(settings=settings, userdb=userdb)
+    win.resize(1440, 900)
+    win.show()
+    try:
+        qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
+        yield win
+    finally:
+        win.doc._set_dirty(False)
+        win.close()
+        win.deleteLater()
+        i18n.install("en")
+    assert QThreadPool.globalInstance().activeThreadCount() == 0, "a test left worker threads running"

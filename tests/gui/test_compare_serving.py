@@ -19,31 +19,6 @@ ROWS = ("Serving: TTFT (ms)", "Serving: TPOT (ms)", "Serving: tokens/s per user"
         "Serving: fits / saturated", "Serving: latency targets met")
 
 
-@pytest.fixture
-def zh_window(qtbot, settings, userdb):
-    """The main window in Chinese (as tests/gui/test_i18n_gui.py makes it)."""
-    from PySide6.QtCore import QThreadPool
-    from PySide6.QtWidgets import QApplication
-
-    from planner_app import i18n
-    from planner_app.app import build_window, install_cjk_font
-
-    assert i18n.install("zh_CN")
-    install_cjk_font(QApplication.instance())
-    win = build_window(settings=settings, userdb=userdb)
-    win.resize(1440, 900)
-    win.show()
-    try:
-        qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
-        yield win
-    finally:
-        win.doc._set_dirty(False)
-        win.close()
-        win.deleteLater()
-        i18n.install("en")
-    assert QThreadPool.globalInstance().activeThreadCount() == 0, "a test left worker threads running"
-
-
 def _cli_serve(sc: dict, instance: str) -> dict:
     s = sc["serve"]
     argv = ["serve", "--model", sc["workload"]["model"], "--instance", instance, "--json"]

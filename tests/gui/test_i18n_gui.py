@@ -6,34 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "report"))
 from report_helpers import pdf_text, squash  # noqa: E402
-
-
-@pytest.fixture
-def zh_window(qtbot, settings, userdb):
-    from PySide6.QtCore import QThreadPool
-    from PySide6.QtWidgets import QApplication
-
-    from planner_app import i18n
-    from planner_app.app import build_window, install_cjk_font
-
-    assert i18n.install("zh_CN")
-    install_cjk_font(QApplication.instance())
-    win = build_window(settings=settings, userdb=userdb)
-    win.resize(1440, 900)
-    win.show()
-    try:
-        qtbot.waitUntil(lambda: win.plan_page.last_estimate is not None, timeout=20000)
-        yield win
-    finally:
-        win.doc._set_dirty(False)
-        win.close()
-        win.deleteLater()
-        i18n.install("en")
-    assert QThreadPool.globalInstance().activeThreadCount() == 0, "a test left worker threads running"
 
 
 def _menu_action(win, text):
