@@ -315,7 +315,7 @@ class _Doc:
             if src is not None and src.converted:  # the row's prices are CNY, shown converted to USD
                 date += " ¥→$"
                 converted.add((src.cny_per_usd, src.rate_given))
-            if src is not None and (src.age_days() or 0) > STALE_AFTER_DAYS:
+            if src is not None and src.stale():
                 stale.append(p.name)
             rows.append([self.e(p.name)] + [f(p.cost_by_price.get(k)) for k in PRICE_KINDS] + [self.e(date)])
         self.table([s("Plan")] + [s(PRICE_LABELS[k]) for k in PRICE_KINDS] + [s("Prices dated")], rows,

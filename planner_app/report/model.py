@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from planner_app import __version__, ENGINE_VERSION
-from planner_app.core.cost import PRICE_KINDS, hourly_prices_usd
+from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
@@ -178,7 +178,7 @@ def _add_prices(p: PlanResult, db) -> None:
         except (InputError, SpecDataError):
             inst = None
         if inst is not None:
-            cny = p.options.get("cny_per_usd") or 7.10
+            cny = p.options.get("cny_per_usd") or DEFAULT_CNY_PER_USD
             p.hourly_usd = hourly_prices_usd(inst.prices, cny)
             p.instance = {"provider": inst.provider, "region": inst.region, "id": inst.instance_id,
                           "gpus_per_instance": inst.gpu_count, "source": inst.source, "retrieved": inst.retrieved,

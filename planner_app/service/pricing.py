@@ -37,6 +37,11 @@ class PriceSource:
             return None
         return ((today or _dt.date.today()) - d).days
 
+    def stale(self, today: _dt.date | None = None) -> bool:
+        """True when the price is more than STALE_AFTER_DAYS old (False without a valid date)."""
+        age = self.age_days(today)
+        return age is not None and age > STALE_AFTER_DAYS
+
     def rate_text(self) -> str:
         """'7.10 CNY per USD (built-in default, not a dated market rate; --cny-per-usd sets yours)'."""
         if self.rate_given:
@@ -49,7 +54,7 @@ class PriceSource:
         age = self.age_days(today)
         when = f"dated {self.date}" if self.date else "undated"
         if age is not None:
-            when += f" ({age} day{'' if age == 1 else 's'} old" + (", may be stale)" if age > STALE_AFTER_DAYS else ")")
+            when += f" ({age} day{'' if age == 1 else 's'} old" + (", may be stale)" if self.stale(today) else ")")
         text = f"{self.currency} price {when}"
         if self.converted:
             text += f", converted at {self.rate_text()}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from planner_app.core.errors import InputError
-from planner_app.service.pricing import STALE_AFTER_DAYS, price_source
+from planner_app.service.pricing import price_source
 from planner_app.specdb.schema import SpecDataError
 
 # What a serve section leaves unset, as the Serve page shows it (ui/pages/serve_page.py takes
@@ -75,7 +75,7 @@ def _price(db, hardware: dict, cny_per_usd, today: _dt.date) -> dict | None:
         return None
     age = src.age_days(today)
     return {"currency": src.currency, "date": src.date, "age_days": age,
-            "stale": age is not None and age > STALE_AFTER_DAYS, "converted": src.converted,
+            "stale": src.stale(today), "converted": src.converted,
             "cny_per_usd": src.cny_per_usd, "rate_given": src.rate_given}
 
 

@@ -532,7 +532,6 @@ class PlanPage(QWidget):
 
     def _price_lines(self) -> list[str]:
         """Where the price comes from: currency and date, the rate of a converted CNY price, its age."""
-        from planner_app.service.pricing import STALE_AFTER_DAYS
         src = self._price_source()
         if src is None:
             return []
@@ -543,9 +542,8 @@ class PlanPage(QWidget):
                      self.tr("at {rate} CNY/USD ({how})").format(rate=f"{src.cny_per_usd:.2f}", how=how)]
         else:
             lines = [self.tr("$ USD price of {date}").format(date=date)]
-        age = src.age_days()
-        if age is not None and age > STALE_AFTER_DAYS:
-            lines.append(self.tr("{days} days old: may be stale").format(days=age))
+        if src.stale():
+            lines.append(self.tr("{days} days old: may be stale").format(days=src.age_days()))
         return lines
 
     def _price_html(self) -> str:
