@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 
-from planner_app.probe.worker import _progress, emit
+from planner_app.probe.worker import _progress, emit, parse_args, report
 
 
 def host_command(args: dict, python: str | None = None) -> list[str]:
@@ -19,20 +18,16 @@ def host_command(args: dict, python: str | None = None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = json.loads(argv[0]) if argv else {}
     from planner_app.probe.host import HostProbeError, run_host_probe
+    from planner_app.probe.procs import guard_worker
 
-    try:
-        result = run_host_probe(args, _progress)
-    except HostProbeError as e:
-        emit({"type": "error", "message": str(e)})
-        return 1
-    except Exception as e:  # noqa: BLE001 - reported to the parent as one clear line
-        emit({"type": "error", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-2000:]})
-        return 1
-    emit({"type": "result", "result": result})
-    return 0
+    guard_worker()  # dies with its whole run when the parent goes (the runner started it)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv[0] if argv else None)
+    if args is None:
+        emit({"type": "error", "message": "the host probe's arguments must be a JSON object"})
+        return 2
+    return report(lambda: run_host_probe(args, _progress), expected=(HostProbeError,))
 
 
 if __name__ == "__main__":

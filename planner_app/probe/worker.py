@@ -21,6 +21,55 @@ def _progress(fraction, text):
     emit({"type": "progress", "fraction": round(float(fraction), 4), "text": text})
 
 
+def parse_args(text: str | None):
+    """The task's JSON arguments as a dict, or None when they are not a JSON object."""
+    try:
+        args = json.loads(text) if text else {}
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return args if isinstance(args, dict) else None
+
+
+def report(run, expected: tuple = ()) -> int:
+    """Run ``run()`` and speak its outcome: the result, or one error line (``expected`` errors as
+    their message alone, anything else with its type and the traceback's tail). Exit status 0 or 1."""
+    try:
+        result = run()
+    except expected as e:
+        emit({"type": "error", "message": str(e)})
+        return 1
+    except Exception as e:  # noqa: BLE001 - reported to the parent as one clear line
+        emit({"type": "error", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-2000:]})
+        return 1
+    emit({"type": "result", "result": result})
+    return 0
+
+
+def _bench(args):
+    from planner_app.probe.bench import run_benchmarks
+
+    return run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress,
+                          model_shapes=args.get("model_shapes"))
+
+
+def _validate(args):
+    from planner_app.probe.validate import run_validation
+
+    return run_validation(args, _progress)
+
+
+def _inventory(args):
+    from dataclasses import asdict
+
+    from planner_app.probe import nvml
+
+    st, gpus = nvml.inventory()
+    return {"nvml": asdict(st), "gpus": [g.to_dict() for g in gpus]}
+
+
+TASKS = {"bench": _bench, "validate": _validate, "inventory": _inventory}
+
+
 def main(argv=None) -> int:
     from planner_app.probe.procs import guard_worker
 
@@ -30,38 +79,14 @@ def main(argv=None) -> int:
         emit({"type": "error", "message": "usage: worker TASK [JSON-ARGS]"})
         return 2
     task = argv[0]
-    try:
-        args = json.loads(argv[1]) if len(argv) > 1 else {}
-    except (json.JSONDecodeError, RecursionError):
-        args = None
-    if not isinstance(args, dict):
+    args = parse_args(argv[1] if len(argv) > 1 else None)
+    if args is None:
         emit({"type": "error", "message": "the task's arguments must be a JSON object"})
         return 2
-    try:
-        if task == "bench":
-            from planner_app.probe.bench import run_benchmarks
-
-            result = run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress,
-                                    model_shapes=args.get("model_shapes"))
-        elif task == "validate":
-            from planner_app.probe.validate import run_validation
-
-            result = run_validation(args, _progress)
-        elif task == "inventory":
-            from dataclasses import asdict
-
-            from planner_app.probe import nvml
-
-            st, gpus = nvml.inventory()
-            result = {"nvml": asdict(st), "gpus": [g.to_dict() for g in gpus]}
-        else:
-            emit({"type": "error", "message": f"unknown task {task!r}"})
-            return 2
-    except Exception as e:  # noqa: BLE001 - reported to the parent as one clear line
-        emit({"type": "error", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-2000:]})
-        return 1
-    emit({"type": "result", "result": result})
-    return 0
+    if task not in TASKS:
+        emit({"type": "error", "message": f"unknown task {task!r}"})
+        return 2
+    return report(lambda: TASKS[task](args))
 
 
 if __name__ == "__main__":

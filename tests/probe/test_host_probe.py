@@ -119,6 +119,15 @@ def test_a_bad_folder_in_the_worker_is_one_line(tmp_path):
                            "existing folder on the disk to measure"
 
 
+@pytest.mark.parametrize("argv", [["{not json"], ["[1, 2]"]])
+def test_the_host_worker_refuses_arguments_that_are_not_a_json_object(argv, capsys):
+    from planner_app.probe import host_worker
+
+    assert host_worker.main(argv) == 2
+    line = json.loads(capsys.readouterr().out.strip())
+    assert line == {"type": "error", "message": "the host probe's arguments must be a JSON object"}
+
+
 def test_cancel_kills_the_host_worker(tmp_path):
     args = {"folder": str(tmp_path), "size_bytes": 16 * MiB, "images": 10**7}  # hours of decoding
     r = ProbeRunner(timeout_s=300, command=host_command(args))
