@@ -49,21 +49,41 @@ class ScalingChart(ChartBase):
         return c
 
 
-class ParetoChart(ChartBase):
-    """Every ranked plan (dots) and the Pareto front (line): days against USD at one price
-    basis, or against GPU-hours (and so labelled) when no plan has a price."""
+class FrontChart(ChartBase):
+    """Points (dots), their Pareto front (a line through its points in x order) and one chosen
+    point (a star): the base of the training search's and the serving search's charts."""
 
-    def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Time against cost"), parent, value_bottom=True)
-        self.plot.setLabel("bottom", translate("Charts", "time to train (days)"))
-        self.quantity = "usd"
-        self.plot.setLabel("left", translate("Charts", "cost (USD)"))
+    def __init__(self, title: str, x_label: str, y_label: str, parent=None):
+        super().__init__(title, parent, value_bottom=True)
+        self.plot.setLabel("bottom", x_label)
+        self.plot.setLabel("left", y_label)
         self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
         self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
                                      symbolBrush=PALETTE[1])
         self._chosen = pg.ScatterPlotItem(size=16, symbol="star", brush=pg.mkBrush("#e15759"), pen=pg.mkPen("#800"))
         self.plot.addItem(self._all)
         self.plot.addItem(self._chosen)
+        self.front_points: list[tuple[float, float]] = []
+
+    def _show(self, xs, ys, front_x, front_y, chosen) -> None:
+        """Draw the points, the front sorted by x (kept in ``front_points``) and the chosen (x, y) or None."""
+        self._all.setData(x=np.asarray(xs, float), y=np.asarray(ys, float))
+        fx, fy = np.asarray(front_x, float), np.asarray(front_y, float)
+        order = np.argsort(fx)
+        self._front.setData(fx[order], fy[order])
+        self.front_points = list(zip(fx[order].tolist(), fy[order].tolist()))
+        self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
+        self.plot.enableAutoRange()
+
+
+class ParetoChart(FrontChart):
+    """Every ranked plan (dots) and the Pareto front (line): days against USD at one price
+    basis, or against GPU-hours (and so labelled) when no plan has a price."""
+
+    def __init__(self, parent=None):
+        super().__init__(translate("Charts", "Time against cost"), translate("Charts", "time to train (days)"),
+                         translate("Charts", "cost (USD)"), parent)
+        self.quantity = "usd"
 
     def set_points(self, days, values, front_days, front_values, chosen=None, quantity: str = "usd",
                    basis: str = ""):
@@ -78,11 +98,7 @@ class ParetoChart(ChartBase):
         else:
             label = translate("Charts", "GPU-hours")
         self.plot.setLabel("left", label)
-        self._all.setData(x=np.asarray(days, float), y=np.asarray(values, float))
-        order = np.argsort(front_days)
-        self._front.setData(np.asarray(front_days, float)[order], np.asarray(front_values, float)[order])
-        self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
-        self.plot.enableAutoRange()
+        self._show(days, values, front_days, front_values, chosen)
 
     def axis_label(self, side: str = "left") -> str:
         return self.plot.getAxis(side).labelText
@@ -145,29 +161,15 @@ class RooflineChart(ChartBase):
             self._points.setData([], [])
 
 
-class ServingParetoChart(ChartBase):
+class ServingParetoChart(FrontChart):
     """The serving trade-off SemiAnalysis's InferenceX draws: output tokens/s per GPU against
     tokens/s per user, for the listed deployments (dots), the Pareto front (line) and the
     selected deployment (star)."""
 
     def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Pareto front"), parent, value_bottom=True)
-        self.plot.setLabel("bottom", translate("Charts", "tokens/s per user"))
-        self.plot.setLabel("left", translate("Charts", "output tokens/s per GPU"))
-        self._all = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#a9c1dd"), pen=pg.mkPen("#4e79a7"))
-        self._front = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2), symbol="o", symbolSize=8,
-                                     symbolBrush=PALETTE[1])
-        self._chosen = pg.ScatterPlotItem(size=16, symbol="star", brush=pg.mkBrush("#e15759"), pen=pg.mkPen("#800"))
-        self.plot.addItem(self._all)
-        self.plot.addItem(self._chosen)
-        self.front_points: list[tuple[float, float]] = []
+        super().__init__(translate("Charts", "Pareto front"), translate("Charts", "tokens/s per user"),
+                         translate("Charts", "output tokens/s per GPU"), parent)
 
     def set_points(self, per_user, per_gpu, front_per_user, front_per_gpu, chosen=None) -> None:
         """Tokens/s per user (x) and output tokens/s per GPU (y); ``chosen``: (x, y) or None."""
-        self._all.setData(x=np.asarray(per_user, float), y=np.asarray(per_gpu, float))
-        fx, fy = np.asarray(front_per_user, float), np.asarray(front_per_gpu, float)
-        order = np.argsort(fx)
-        self._front.setData(fx[order], fy[order])
-        self.front_points = list(zip(fx[order].tolist(), fy[order].tolist()))
-        self._chosen.setData(x=[chosen[0]] if chosen else [], y=[chosen[1]] if chosen else [])
-        self.plot.enableAutoRange()
+        self._show(per_user, per_gpu, front_per_user, front_per_gpu, chosen)
