@@ -36,29 +36,44 @@ def wait(app, cond, timeout_s=60):
         app.processEvents(QEventLoop.AllEvents, 50)
 
 
+def open_window(size, paths=None):
+    """A main window (``paths``: scenario files to load), resized to ``size`` when given, shown."""
+    from planner_app.app import build_window
+    win = build_window(paths or ())
+    if size:
+        win.resize(*size)
+    win.show()
+    return win
+
+
+def grab(win, out_dir: str, name: str, tail: str) -> str:
+    """Save the window as ``name + tail``.png; the line the run prints for it."""
+    path = os.path.join(out_dir, f"{name}{tail}.png")
+    win.grab().save(path)
+    return f"{path} {win.width()}x{win.height()}"
+
+
+def close_window(win) -> None:
+    win.doc._set_dirty(False)
+    win.shutdown()
+    win.close()
+
+
 def shoot_extra(app, out_dir: str, tail: str, size, only=None) -> list[str]:
     """The EXTRA shots: each example loaded in a new window, its page grabbed."""
-    from planner_app.app import build_window
     from planner_app.paths import examples_dir
     shots = []
     for name, page, example in EXTRA:
         if only and name not in only:
             continue
-        win = build_window([os.path.join(examples_dir(), example)])
-        if size:
-            win.resize(*size)
-        win.show()
+        win = open_window(size, [os.path.join(examples_dir(), example)])
         win.nav.setCurrentRow(PAGES.index(page))
         if page == "compare":
             wait(app, lambda: bool(win.compare_page.results) and win.compare_page.serving is not None)
             win.compare_page.table.scrollToBottom()  # the serving rows come last
             wait(app, lambda: True)
-        path = os.path.join(out_dir, f"{name}{tail}.png")
-        win.grab().save(path)
-        shots.append(f"{path} {win.width()}x{win.height()}")
-        win.doc._set_dirty(False)
-        win.shutdown()
-        win.close()
+        shots.append(grab(win, out_dir, name, tail))
+        close_window(win)
     return shots
 
 
@@ -66,17 +81,14 @@ def shoot(out_dir: str, lang: str, suffix: str, size, only=None) -> list[str]:
     """In this process: the app on the current X display, every page grabbed (with ``only``: the
     EXTRA shots named there)."""
     from planner_app import i18n
-    from planner_app.app import build_window, create_app, install_cjk_font
+    from planner_app.app import create_app, install_cjk_font
     app = create_app()
     i18n.install(lang)
     install_cjk_font(app)
     tail = suffix + ("" if lang == "en" else f"-{lang}")
     if only:
         return shoot_extra(app, out_dir, tail, size, only)
-    win = build_window()
-    if size:
-        win.resize(*size)
-    win.show()
+    win = open_window(size)
     shots = []
     for i, name in enumerate(PAGES):
         win.nav.setCurrentRow(i)
@@ -102,12 +114,8 @@ def shoot(out_dir: str, lang: str, suffix: str, size, only=None) -> list[str]:
             wait(app, lambda: True)
         else:
             wait(app, lambda: True)
-        path = os.path.join(out_dir, f"{name}{tail}.png")
-        win.grab().save(path)
-        shots.append(f"{path} {win.width()}x{win.height()}")
-    win.doc._set_dirty(False)
-    win.shutdown()
-    win.close()
+        shots.append(grab(win, out_dir, name, tail))
+    close_window(win)
     return shots + shoot_extra(app, out_dir, tail, size)
 
 
