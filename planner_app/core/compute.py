@@ -57,6 +57,12 @@ class Efficiency:
 # GEMM efficiency by GPU family (fraction of dense peak a large cuBLAS/rocBLAS GEMM reaches).
 # Hopper: measured here (H200 at 700 W: 0.75-0.78 for isolated 8192-size GEMMs, 0.68-0.70 for
 # sustained 16384-size ones, as GEMMs run inside a training step; 0.72 between). Ampere: A100 bf16 8192^3 GEMMs run at
+# about 270 TFLOP/s of 312 (NVIDIA's own "up to 87%" cuBLAS figures) -> 0.85. Volta: V100
+# fp16 GEMMs reach ~100 of 125 -> 0.8. MI300X: rocBLAS/hipBLASLt bf16 GEMMs reach about
+# 700-800 of 1307 TFLOP/s in published benchmarks -> 0.58. Others default to 0.72.
+FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70, "ada": 0.70,
+                   "blackwell": 0.72, "cdna3": 0.58, "cdna2": 0.55, "gaudi": 0.75}
+
 # Grouped expert GEMMs (torch._grouped_mm, as transformers 5.x runs MoE experts): one GEMM per expert
 # over its r routed rows; against a dense GEMM of the same FLOPs the kernel ran at r / (r + R0) on
 # the H200, R0 = 175 rows for the forward and 310 for forward + backward (data and weight
@@ -67,11 +73,11 @@ class Efficiency:
 GROUPED_GEMM_R0_FWD = 175.0
 GROUPED_GEMM_R0_BWD = 378.0
 
-# about 270 TFLOP/s of 312 (NVIDIA's own "up to 87%" cuBLAS figures) -> 0.85. Volta: V100
-# fp16 GEMMs reach ~100 of 125 -> 0.8. MI300X: rocBLAS/hipBLASLt bf16 GEMMs reach about
-# 700-800 of 1307 TFLOP/s in published benchmarks -> 0.58. Others default to 0.72.
-FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70, "ada": 0.70,
-                   "blackwell": 0.72, "cdna3": 0.58, "cdna2": 0.55, "gaudi": 0.75}
+# Element-wise kernels PyTorch cannot vectorise run at about half of HBM bandwidth: eager attention's
+# score-sized ops (mask broadcast, scaling, casts) in the H200 profiles, and ops over a slice of a
+# fused projection (Phi-3's chunked gate_up: non-vectorised BinaryFunctor kernels, 20 ms of its step,
+# tests/data/kernel_profile_h200.json).
+NON_VECTORISED_BW_FRACTION = 0.5
 
 # The memory-efficient SDPA kernel with an explicit mask runs at this fraction of
 # FlashAttention's speed (xformers-style kernel, no block skipping); an estimate.
@@ -230,11 +236,11 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         nbytes = profile.mem_ops @ factors_vec  # (ops,) or (ops, configurations)
         red = _column(profile.mem_is_reduction, nbytes)
         e = np.where(red, eff.bw_reduction, eff.bw_elementwise)
-        # score-sized elementwise ops of eager attention (mask broadcast, scaling, casts) run
-        # non-vectorised kernels: ~0.5 of HBM bandwidth in the H200 profiles
+        # non-vectorised kernels (NON_VECTORISED_BW_FRACTION): score-sized ops of eager attention and
+        # ops reading a slice of a wider tensor
         score_sized = _column(profile.mem_ops[:, TPS], nbytes) * factors_vec[TPS] > 0.5 * nbytes
         strided = _column(profile.mem_is_strided, nbytes) if len(profile.mem_is_strided) else False
-        e = np.where((score_sized | strided) & ~red, np.minimum(e, 0.5), e)
+        e = np.where((score_sized | strided) & ~red, np.minimum(e, NON_VECTORISED_BW_FRACTION), e)
         t_ops = nbytes / (gpu.mem_bw_gb_s * 1e9 * e)
         t_fwd = np.maximum(t_ops, floor)
         mem_f = t_fwd.sum(axis=0)
