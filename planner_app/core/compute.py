@@ -9,7 +9,8 @@
   64, t_a = 60 us: H200 kernel profiles of Llama 3.2 3B, Mixtral-mini, GPT-2 and BERT
   (tests/data/profiles_h200.json) measured 0.20-0.52 of peak per kernel. The backward
   costs 2.5x the forward's FLOPs (FlashAttention-2, Dao 2023, sec. 3.2). fp32 inputs use
-  the memory-efficient kernel at ~0.33 of the fp32 peak (GPT-2 fp32 profile).
+  the memory-efficient kernel at 0.48-0.61 of the fp32 peak, its backward 2.55-3.2x the forward
+  (H200 microbenchmark, FP32_ATTENTION_EFFICIENCY).
 * Every other kernel is memory-bound: bytes moved / (HBM bandwidth x e_bw), with e_bw 0.78
   for elementwise kernels and 0.53 for reductions (H200: copy 3.76 TB/s, add 3.92,
   SiLU 3.72, LayerNorm 2.56, log_softmax 2.49 of 4.8 TB/s).
@@ -147,14 +148,32 @@ def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 
     return flops / (peak_tflops * 1e12 * attention_efficiency(head_dim, eff, bits)) + eff.attn_overhead_s
 
 
-FP32_ATTENTION_EFFICIENCY = 0.33  # memory-efficient kernel on fp32 inputs (GPT-2 fp32 profile)
+# fp32 q/k/v run SDPA's memory-efficient kernel (flash has no fp32 path). Microbenchmark on the H200
+# (tests/data/generate_profile_h200.json "sdpa": causal, width 4,096, b x s = 8K tokens at s 1-4K):
+# forward 0.45-0.50 of the fp32 peak at head size 64, 0.57-0.64 at 128; the backward takes 2.5-2.6x
+# the forward's time at 64 and 3.1-3.3x at 128 (bf16 on the same shapes: 2.4-2.7x, FlashAttention-2's
+# 2.5). Linear in head size between, as a(d) below.
+FP32_ATTENTION_EFFICIENCY = {64: 0.48, 128: 0.61}
+FP32_ATTENTION_BWD_RATIO = {64: 2.55, 128: 3.2}
+ATTENTION_BWD_RATIO = 2.5  # 16-bit: backward FLOPs / forward FLOPs (FlashAttention-2, Dao 2023, sec. 3.2)
+
+
+def _by_head_dim(table: dict, head_dim: int) -> float:
+    lo, hi = table[64], table[128]
+    return lo + (hi - lo) * min(1.0, max(0.0, (head_dim - 64) / 64))
+
+
+def attention_bwd_ratio(head_dim: int, bits: int = 16) -> float:
+    """A fused attention backward's time over its forward's, at the same efficiency."""
+    return _by_head_dim(FP32_ATTENTION_BWD_RATIO, head_dim) if bits == 32 else ATTENTION_BWD_RATIO
 
 
 def attention_efficiency(head_dim: int, eff: Efficiency, bits: int = 16) -> float:
     """Fraction of peak a fused attention kernel reaches: a(d) = attn_max for head size 128,
-    0.89 attn_max for 64, linear below (module docstring)."""
+    0.89 attn_max for 64, linear below (module docstring); fp32 inputs from FP32_ATTENTION_EFFICIENCY."""
     if bits == 32:
-        return FP32_ATTENTION_EFFICIENCY
+        a = _by_head_dim(FP32_ATTENTION_EFFICIENCY, head_dim)
+        return a if head_dim >= 64 else a * head_dim / 64
     if head_dim >= 64:
         return eff.attn_max * min(1.0, 0.89 + 0.11 * (head_dim - 64) / 64)
     return eff.attn_max * 0.89 * head_dim / 64
@@ -222,7 +241,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         frac = 0.5 if causal and not profile.attn_masked else 1.0
         f = profile.attn_flops * tokens * seq_len * frac / tp
         attn_f = top(attention_time_s(f, peak_a, head_dim, eff, attn_bits), floor)
-        attn_b = top(attention_time_s(2.5 * f, peak_a, head_dim, eff, attn_bits), floor)
+        attn_b = top(attention_time_s(attention_bwd_ratio(head_dim, attn_bits) * f, peak_a, head_dim, eff,
+                                      attn_bits), floor)
         if profile.attn_masked:
             attn_f = attn_f / MASKED_ATTENTION_SPEED
             attn_b = attn_b / MASKED_ATTENTION_SPEED
