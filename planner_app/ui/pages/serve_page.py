@@ -387,11 +387,14 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.error.setText(text)
         for k, w in (("isl", self.isl), ("osl", self.osl), ("tp", self.tp), ("pp", self.pp), ("ep", self.ep)):
             w.setStyleSheet("QSpinBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
+        # a precision or engine the GPU cannot run (core/serving_support.py): its choice is marked too
+        for k, w in (("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype), ("engine", self.engine)):
+            w.setStyleSheet("QComboBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
 
     def _show(self, out: dict) -> None:
         self.last_result = out
         self.error.setText("")
-        for w in (self.isl, self.osl, self.tp, self.pp, self.ep):
+        for w in (self.isl, self.osl, self.tp, self.pp, self.ep, self.weights_dtype, self.kv_dtype, self.engine):
             w.setStyleSheet("")
         self.verdict.setText(verdict_text(out))
         self.verdict.setStyleSheet("font-size: 14pt; font-weight: bold; padding: 4px; color: "
@@ -445,6 +448,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
             if c is not None:
                 text += "\n" + self.tr("Closest: {machine}, {gpus} GPUs, TTFT {ttft}, TPOT {tpot:,.1f} ms").format(
                     machine=c["machine"], gpus=c["gpus"], ttft=_ms(c["ttft_ms"]), tpot=c["tpot_ms"])
+        if res.notes:  # precisions or machines the engine cannot run, skipped (service/serving_search.py)
+            from planner_app.i18n import engine_text
+            text += "\n" + "\n".join(engine_text(n) for n in res.notes)
         self.search_status.setText(text)
 
     def _draw_search_chart(self) -> None:
