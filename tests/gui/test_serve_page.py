@@ -138,6 +138,40 @@ def test_bad_input_is_inline_and_clears_the_numbers(window, qtbot):
     assert not page.error.text() and page.isl.styleSheet() == ""
 
 
+def test_a_precision_the_gpu_cannot_run_is_shown_inline(window, qtbot):
+    """fp8 weights on a V100 (sm_70): the page shows the service's error naming weights_dtype and what
+    the GPU allows, clears the numbers and marks the choice; an allowed precision brings them back."""
+    window.doc.update_workload(model="llama-3.1-8b")
+    page = _open_serve(window, qtbot)
+    page.hardware.setCurrentIndex(page.hardware.findData(hw_key("gpu", "v100-sxm2-32gb")))
+    page.tp.setValue(1)
+    page.weights_dtype.set_value("fp8")
+    _settled(page, qtbot, lambda: page.error.text().startswith("weights_dtype:"))
+    assert "sm_70" in page.error.text() and "allowed on it: bf16, int8, int4" in page.error.text()
+    assert page.last_result is None and all(c.text() == "—" for c in page.cells.values())
+    assert "d33" in page.weights_dtype.styleSheet() and page.kv_dtype.styleSheet() == ""
+    page.weights_dtype.set_value("int4")
+    _settled(page, qtbot, lambda: page.last_result is not None)
+    assert not page.error.text() and page.weights_dtype.styleSheet() == ""
+    assert page.last_result["deployment"]["weights_dtype"] == "int4"
+
+
+def test_slo_search_says_what_it_skipped(window, qtbot):
+    window.doc.update_workload(model="llama-3.1-8b")
+    page = _open_serve(window, qtbot)
+    page.engine.set_value("trtllm")
+    page.machines.set_checked({hw_key("instance", "p4de.24xlarge"), hw_key("instance", "GN10Xp.20XLARGE320")})
+    page.ttft_target.set_value(5000.0)
+    page.tpot_target.set_value(200.0)
+    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
+        page.run_button.click()
+    rows = page.search_result.cheapest
+    assert rows and all(r["machine"] == "p4de.24xlarge" and "fp8" not in (r["weights_dtype"], r["kv_dtype"])
+                        for r in rows)
+    text = page.search_status.text()
+    assert "GN10Xp.20XLARGE320: skipped" in text and "fp8 weights, fp8 KV cache skipped" in text
+
+
 def test_serve_inputs_round_trip_through_the_scenario(window, qtbot, tmp_path):
     from planner_app import scenario
 
