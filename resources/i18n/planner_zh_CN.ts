@@ -2459,6 +2459,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>权重 / KV</translation>
     </message>
     <message>
+        <source>Saturated</source>
+        <translation>已饱和</translation>
+    </message>
+    <message>
         <source>USD/h</source>
         <translation>USD/小时</translation>
     </message>
