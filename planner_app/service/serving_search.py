@@ -54,6 +54,8 @@ def search_dtypes(gpu, engine: str) -> tuple[list, list, list]:
     notes = [Text(QT_TRANSLATE_NOOP("Engine", "{gpu} ({arch}): deployments with {skipped} skipped ({engine} does "
                                               "not run them there)"), gpu=gpu.name, arch=gpu.arch,
                   skipped=", ".join(skipped), engine=engine)] if skipped and wds and kds else []
+    if not gpu.arch:  # a user's own GPU without an architecture: nothing is skipped, and the notes say so
+        notes += support.notes(gpu, engine, "/".join(wds), "/".join(kds))
     return wds, kds, notes
 
 

@@ -139,3 +139,13 @@ def test_slo_search_keeps_every_precision_where_all_run(db):
     res = run_slo_search(req, (("gpu", "B200"),), 5000.0, 200.0, db, top=2000)
     assert not res.notes
     assert {p["weights_dtype"] for p in res.cheapest} == {"bf16", "fp8", "int4", "fp4"}
+
+
+def test_slo_search_on_a_gpu_of_unknown_architecture_tries_everything_and_says_so(db):
+    from planner_app.service.serving_search import search_dtypes
+    gpu = dataclasses.replace(db.gpu("a100-sxm-80gb"), arch="")
+    wds, kds, notes = search_dtypes(gpu, "trtllm")
+    assert wds == ["bf16", "fp8", "int4"] and kds == list(sv.SERVE_KV_DTYPES)
+    assert len(notes) == 1 and "not checked" in notes[0]
+    known = search_dtypes(db.gpu("a100-sxm-80gb"), "trtllm")
+    assert known[:2] == (["bf16", "int4"], ["bf16"]) and "skipped" in known[2][0]
