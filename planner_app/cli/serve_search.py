@@ -27,7 +27,8 @@ def run(args, db) -> int:
                   "targets": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
                   "evaluated": res.evaluated, "fitting": res.fitting, "meeting": res.meeting,
                   "elapsed_s": res.elapsed_s, "plans": res.cheapest, "cheapest": res.cheapest,
-                  "fewest_gpus": res.fewest_gpus, "pareto": res.pareto, "closest": res.closest})
+                  "fewest_gpus": res.fewest_gpus, "pareto": res.pareto, "closest": res.closest,
+                  "notes": res.notes})
     if args.json:
         print(json.dumps(out, indent=1))
     else:
@@ -74,4 +75,5 @@ def format_text(out: dict) -> str:
         lines += ["", "reproduce the cheapest:", "  " + out["cheapest"][0]["serve_command"]]
     lines += ["", f"Pareto front (output tokens/s per GPU against tokens/s per user), {len(out['pareto'])} points:"]
     lines += _table(out["pareto"])
+    lines += [f"note: {n}" for n in out.get("notes", [])]
     return "\n".join(lines)

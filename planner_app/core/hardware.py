@@ -31,6 +31,9 @@ class GpuSpec:
     link_bw_gb_s: float = 0.0  # total bidirectional per GPU, as datasheets quote it
     pcie_gen: int = 4
     pcie_lanes: int = 16
+    # NVIDIA: "sm_90" (compute capability 9.0, NVIDIA's CUDA GPUs list); AMD: the gfx target ("gfx942",
+    # ROCm's GPU hardware specifications); others a family slug; "" unknown (a user's own row)
+    arch: str = ""
     source: str = ""
     retrieved: str = ""
 
@@ -39,6 +42,14 @@ class GpuSpec:
             raise InputError("memory_gb", f"must be positive, got {self.memory_gb}")
         if not self.mem_bw_gb_s > 0:
             raise InputError("mem_bw_gb_s", f"must be positive, got {self.mem_bw_gb_s}")
+
+    @property
+    def compute_capability(self) -> int | None:
+        """NVIDIA compute capability as major x 10 + minor (90 for sm_90, 103 for sm_103); None off NVIDIA
+        or when the architecture is unknown."""
+        if self.arch.startswith("sm_") and self.arch[3:].isdigit():
+            return int(self.arch[3:])
+        return None
 
     @property
     def capacity_bytes(self) -> float:

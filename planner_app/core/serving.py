@@ -62,7 +62,8 @@ SERVE_KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SERVE_KV_DTYPES = tuple(SERVE_KV_BYTES)
 # GEMM precision: fp8 weights run W8A8 fp8 GEMMs; fp4 runs at the fp8 rate here (the spec data has
 # no fp4 column; Blackwell's fp4 is 2x fp8, so fp4 decode compute is overstated there); int8/int4
-# are weight-only (W8A16/W4A16 Marlin kernels dequantise to 16 bits).
+# are weight-only (W8A16/W4A16 Marlin kernels dequantise to 16 bits). Where a GPU has no fp8 (fp4)
+# tensor cores, core/serving_support.py gemm_bits makes fp8 (fp4) weight-only at 16 bits too.
 GEMM_BITS = {"bf16": 16, "fp8": 8, "fp4": 8, "int8": 16, "int4": 16}
 # FP8 GEMMs do not reach twice the bf16 rate at a model's shapes: the probe on this project's H200
 # (tests/data/probe_h200.json, torch._scaled_mm against bf16 matmul) measured fp8/bf16 = 1.17-1.56

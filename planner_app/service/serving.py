@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from planner_app.core import serving as sv
+from planner_app.core import serving_support
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -105,9 +106,11 @@ def run_serve(req: ServeRequest, db) -> dict:
     hw, per_node, notes = resolve_hardware(db, gpu=req.gpu, instance=req.instance,
                                            calibration=load_calibration(req.calibration))
     check_layout(model, req.tp, req.pp, req.ep, req.attention_dp)
+    support_notes = serving_support.check(hw.gpu, req.engine, req.weights_dtype, req.kv_dtype)
     shape = sv.model_shape(model)
     d = deployment(req, hw.gpu)
-    dev = sv.device_for(hw, sv.GEMM_BITS[req.weights_dtype], per_node)
+    dev = sv.device_for(hw, serving_support.gemm_bits(hw.gpu, req.weights_dtype, sv.GEMM_BITS[req.weights_dtype]),
+                        per_node)
     cap = sv.capacity(shape, d, dev.capacity_bytes, req.isl, req.osl)
     mem = cap["memory"]
     gb = 1e9
@@ -135,7 +138,7 @@ def run_serve(req: ServeRequest, db) -> dict:
                 "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if out_tps > 0 else None,
                 "price_date": hw.instance.prices.date, "currency_source": hw.instance.prices.currency}
     seqs, tokens = engine_settings(req, hw.gpu)
-    notes += serve_assumptions(req, seqs, tokens)
+    notes += serve_assumptions(req, seqs, tokens) + support_notes
     if bool(st.saturated):
         by_pool = float(cap["max_concurrency_kv"])
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "saturated: {what} holds {n:,.0f} running requests; the rest "

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from planner_app.core import serving as sv
-from planner_app.core.compute import gpu_family
+from planner_app.core import serving_support as support
 from planner_app.core.errors import InputError
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.service.resolve import resolve_hardware, resolve_model
 from planner_app.service.serving import (ServeRequest, check_traffic, deployment, engine_settings,
                                          instance_price_usd)
@@ -20,8 +21,10 @@ from planner_app.service.serving import (ServeRequest, check_traffic, deployment
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
 MAX_REPLICAS = 64
-# fp4 weights only where the tensor cores run them (Blackwell, NVFP4); the others run fp8 and int4
-FP4_FAMILIES = ("blackwell",)
+# The weight precisions the search tries: 16-bit, fp8 and int4 where the engine runs them on the GPU
+# (core/serving_support.py); fp4 only where fp4 tensor cores run it (elsewhere it is int4's speed with
+# more bytes per weight, never the better choice).
+SEARCH_WEIGHT_DTYPES = ("bf16", "fp8", "int4")
 
 
 @dataclass
@@ -37,12 +40,29 @@ class SloResult:
     notes: list = field(default_factory=list)
 
 
-def _grid(model, hw, per_node: int):
+def search_dtypes(gpu, engine: str) -> tuple[list, list, list]:
+    """(weight precisions, KV precisions) the search tries on ``gpu`` with ``engine``, and the notes
+    on the ones it skips because the GPU cannot run them (core/serving_support.py)."""
+    ok_w = support.allowed(gpu, engine, support.WEIGHTS)
+    ok_kv = support.allowed(gpu, engine, support.KV)
+    wds = [w for w in SEARCH_WEIGHT_DTYPES if w in ok_w]
+    if "fp4" in ok_w and support.NATIVE["fp4"].runs_on(gpu):
+        wds.append("fp4")
+    kds = [k for k in sv.SERVE_KV_DTYPES if k in ok_kv]
+    skipped = [f"{w} weights" for w in SEARCH_WEIGHT_DTYPES if w not in ok_w] + [
+        f"{k} KV cache" for k in sv.SERVE_KV_DTYPES if k not in ok_kv]
+    notes = [Text(QT_TRANSLATE_NOOP("Engine", "{gpu} ({arch}): deployments with {skipped} skipped ({engine} does "
+                                              "not run them there)"), gpu=gpu.name, arch=gpu.arch,
+                  skipped=", ".join(skipped), engine=engine)] if skipped and wds and kds else []
+    if not gpu.arch:  # a user's own GPU without an architecture: nothing is skipped, and the notes say so
+        notes += support.notes(gpu, engine, "/".join(wds), "/".join(kds))
+    return wds, kds, notes
+
+
+def _grid(model, hw, per_node: int, wds: list, kds: list):
     """Columns of every layout and precision for one machine."""
     tps = [t for t in TP_CHOICES if model.heads % t == 0 and t <= per_node]
     pps = [p for p in PP_CHOICES if p <= model.layers]
-    wds = ["bf16", "fp8", "int4"] + (["fp4"] if gpu_family(hw.gpu) in FP4_FAMILIES else [])
-    kds = list(sv.SERVE_KV_DTYPES)
     rows = []
     for tp in tps:
         eps = [1] + ([tp] if model.is_moe and tp > 1 and model.experts % tp == 0 else [])
@@ -59,12 +79,19 @@ def _grid(model, hw, per_node: int):
             "replicas": r, "wds": wds, "kds": kds}
 
 
-def _score_machine(req, model, shape, kind: str, name: str, db):
+def _score_machine(req, model, shape, kind: str, name: str, db, notes: list):
+    """The machine's columns, or None (with a note) when the engine runs on none of its precisions."""
     hw, per_node, _ = resolve_hardware(db, **{kind: name})
-    g = _grid(model, hw, per_node)
+    wds, kds, skipped = search_dtypes(hw.gpu, req.engine)
+    if not wds or not kds:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "{machine}: skipped, {engine} does not run on {gpu} ({arch})"),
+                          machine=name, engine=req.engine, gpu=hw.gpu.name, arch=hw.gpu.arch))
+        return None
+    notes += [n for n in skipped if n not in notes]
+    g = _grid(model, hw, per_node, wds, kds)
     wb = np.array([sv.SERVE_WEIGHT_BYTES[w] for w in g["wds"]])[g["w"]]
     kb = np.array([sv.SERVE_KV_BYTES[k] for k in g["kds"]])[g["kv"]]
-    bits = np.array([sv.GEMM_BITS[w] for w in g["wds"]])[g["w"]]
+    bits = np.array([support.gemm_bits(hw.gpu, w, sv.GEMM_BITS[w]) for w in g["wds"]])[g["w"]]
     d = deployment(req, hw.gpu, tp=g["tp"], pp=g["pp"], ep=g["ep"], adp=1, replicas=g["replicas"], wdtype=wb,
                    kvdtype=kb)
     dev = sv.device_for(hw, bits, per_node)
@@ -137,7 +164,12 @@ def run_slo_search(req: ServeRequest, machines: tuple, ttft_ms: float, tpot_ms: 
     if not model.is_transformer:
         raise InputError("model", "serving needs a transformer language model")
     shape = sv.model_shape(model)
-    c = _concat([_score_machine(req, model, shape, kind, name, db) for kind, name in machines])
+    notes = []
+    parts = [p for p in (_score_machine(req, model, shape, kind, name, db, notes) for kind, name in machines) if p]
+    if not parts:
+        raise InputError("engine", f"{req.engine} runs on none of the machines given ({'; '.join(notes)}); "
+                                   f"choose another --engine or other machines")
+    c = _concat(parts)
     n = len(c["tp"])
     fits = c["fits"]
     ok = fits & ~c["saturated"].astype(bool)
@@ -154,7 +186,7 @@ def run_slo_search(req: ServeRequest, machines: tuple, ttft_ms: float, tpot_ms: 
     res = SloResult(evaluated=n, fitting=int(fits.sum()), meeting=int(meets.sum()), elapsed_s=0.0,
                     cheapest=[_plan(c, int(i), req) for i in cheapest],
                     fewest_gpus=[_plan(c, int(i), req) for i in fewest],
-                    pareto=[_plan(c, int(i), req) for i in front])
+                    pareto=[_plan(c, int(i), req) for i in front], notes=notes)
     if not len(idx):
         cand = np.flatnonzero(fits)
         if len(cand):

@@ -304,7 +304,8 @@ def gpu_from_row(r) -> GpuSpec:
                    bf16_tflops=_f(r["bf16_tflops"]), fp16_tflops=_f(r["fp16_tflops"]),
                    fp8_tflops=_f(r["fp8_tflops"]), int8_tops=_f(r["int8_tops"]), tdp_w=_f(r["tdp_w"]),
                    link=r["link"], link_bw_gb_s=_f(r["link_bw_gb_s"]), pcie_gen=int(_f(r["pcie_gen"], 4)),
-                   pcie_lanes=int(_f(r["pcie_lanes"], 16)), source=r["source_url"], retrieved=r["retrieved"])
+                   pcie_lanes=int(_f(r["pcie_lanes"], 16)), arch=r.get("arch") or "",  # rows saved before it: ""
+                   source=r["source_url"], retrieved=r["retrieved"])
 
 
 def fabric_from_row(r) -> FabricSpec:

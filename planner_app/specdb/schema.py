@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+# a GPU's architecture: sm_<major><minor> (NVIDIA), gfx<target> (AMD) or a lower-case family slug
+ARCH_RE = re.compile(r"^(sm_\d{2,3}|gfx[0-9a-f]{3,4}|[a-z][a-z0-9]*)$")
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
@@ -71,6 +73,9 @@ GPU_COLUMNS = (
     _num("fp4_sparse_tflops", hi=320000), _num("int8_sparse_tops", hi=160000),
     _num("tdp_w", hi=5000), Column("link", required=True), _num("link_bw_gb_s", True, 0, 10000),
     _int("pcie_gen", False, 1, 7), _int("pcie_lanes", False, 1, 32), _int("year", False, 2010, 2035),
+    # NVIDIA: sm_<compute capability> (sm_90 is 9.0); AMD: the LLVM gfx target; others: a family slug.
+    # core/serving_support.py decides from it which serving precisions the GPU runs.
+    Column("arch", "arch"),
 ) + PROVENANCE
 
 DENSE_SPARSE_PAIRS = (("tf32_tflops", "tf32_sparse_tflops"), ("bf16_tflops", "bf16_sparse_tflops"),
@@ -146,6 +151,9 @@ def parse_cell(col: Column, raw: str, path: str, line: int):
         raise SpecDataError(path, line, col.name, f"must be true or false, got {s!r}")
     if col.kind == "date" and not DATE_RE.match(s):
         raise SpecDataError(path, line, col.name, f"must be a date YYYY-MM-DD, got {s!r}")
+    if col.kind == "arch" and not ARCH_RE.match(s):
+        raise SpecDataError(path, line, col.name, f"must be sm_<compute capability> (NVIDIA, e.g. sm_90), a gfx "
+                                                  f"target (AMD, e.g. gfx942) or a lower-case family name; got {s!r}")
     if col.kind == "id" and not ID_RE.match(s):
         raise SpecDataError(path, line, col.name, f"must be a lower-case id of letters, digits, '.' and '-', got {s!r}")
     if col.choices and s not in col.choices:

@@ -778,6 +778,30 @@
         <source>tokens/s per user is 1 / TPOT; requests/s from Little&apos;s law (running requests / end-to-end latency)</source>
         <translation>每用户 token/秒 = 1 / TPOT；每秒请求数按 Little 定律计算（运行中的请求数 / 端到端延迟）</translation>
     </message>
+    <message>
+        <source>{gpu}: architecture unknown (no arch in its spec row), so whether {engine} runs {wd} weights and a {kd} KV cache on it is not checked</source>
+        <translation>{gpu}：架构未知（其规格行没有 arch），因此未检查 {engine} 能否在其上运行 {wd} 权重和 {kd} KV 缓存</translation>
+    </message>
+    <message>
+        <source>vLLM&apos;s installation docs from v0.31 ask for compute capability 7.5 or newer; {gpu} ({arch}) needs an earlier vLLM</source>
+        <translation>vLLM 自 v0.31 起的安装文档要求计算能力 7.5 或更高；{gpu}（{arch}）需要更早版本的 vLLM</translation>
+    </message>
+    <message>
+        <source>{wd} weights on {gpu} ({arch}): no {wd} tensor cores, so the GEMMs dequantise the weights to 16 bits (weight-only Marlin) and run at the 16-bit rate</source>
+        <translation>{gpu}（{arch}）上的 {wd} 权重：没有 {wd} Tensor Core，GEMM 先把权重反量化为 16 位（仅权重量化的 Marlin 内核），按 16 位速率运行</translation>
+    </message>
+    <message>
+        <source>fp8 KV cache on {gpu} ({arch}): fp8_e5m2; {engine}&apos;s default e4m3 needs compute capability 8.9 in its Triton attention kernels (vLLM issues #26431, #54219)</source>
+        <translation>{gpu}（{arch}）上的 fp8 KV 缓存：使用 fp8_e5m2；{engine} 默认的 e4m3 在其 Triton 注意力内核中需要计算能力 8.9（vLLM issue #26431、#54219）</translation>
+    </message>
+    <message>
+        <source>{gpu} ({arch}): deployments with {skipped} skipped ({engine} does not run them there)</source>
+        <translation>{gpu}（{arch}）：已跳过使用 {skipped} 的部署（{engine} 不能在该 GPU 上运行它们）</translation>
+    </message>
+    <message>
+        <source>{machine}: skipped, {engine} does not run on {gpu} ({arch})</source>
+        <translation>{machine}：已跳过，{engine} 不能在 {gpu}（{arch}）上运行</translation>
+    </message>
 </context>
 <context>
     <name>Fields</name>
@@ -2433,6 +2457,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Weights / KV</source>
         <translation>权重 / KV</translation>
+    </message>
+    <message>
+        <source>Saturated</source>
+        <translation>已饱和</translation>
     </message>
     <message>
         <source>USD/h</source>

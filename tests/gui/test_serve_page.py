@@ -138,6 +138,74 @@ def test_bad_input_is_inline_and_clears_the_numbers(window, qtbot):
     assert not page.error.text() and page.isl.styleSheet() == ""
 
 
+def test_a_precision_the_gpu_cannot_run_is_shown_inline(window, qtbot):
+    """fp8 weights on a V100 (sm_70): the page shows the service's error naming weights_dtype and what
+    the GPU allows, clears the numbers and marks the choice; an allowed precision brings them back."""
+    window.doc.update_workload(model="llama-3.1-8b")
+    page = _open_serve(window, qtbot)
+    page.hardware.setCurrentIndex(page.hardware.findData(hw_key("gpu", "v100-sxm2-32gb")))
+    page.tp.setValue(1)
+    page.weights_dtype.set_value("fp8")
+    _settled(page, qtbot, lambda: page.error.text().startswith("weights_dtype:"))
+    assert "sm_70" in page.error.text() and "allowed on it: bf16, int8, int4" in page.error.text()
+    assert page.last_result is None and all(c.text() == "—" for c in page.cells.values())
+    assert "d33" in page.weights_dtype.styleSheet() and page.kv_dtype.styleSheet() == ""
+    page.weights_dtype.set_value("int4")
+    _settled(page, qtbot, lambda: page.last_result is not None)
+    assert not page.error.text() and page.weights_dtype.styleSheet() == ""
+    assert page.last_result["deployment"]["weights_dtype"] == "int4"
+
+
+def test_slo_search_says_what_it_skipped(window, qtbot):
+    window.doc.update_workload(model="llama-3.1-8b")
+    page = _open_serve(window, qtbot)
+    page.engine.set_value("trtllm")
+    page.machines.set_checked({hw_key("instance", "p4de.24xlarge"), hw_key("instance", "GN10Xp.20XLARGE320")})
+    page.ttft_target.set_value(5000.0)
+    page.tpot_target.set_value(200.0)
+    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
+        page.run_button.click()
+    rows = page.search_result.cheapest
+    assert rows and all(r["machine"] == "p4de.24xlarge" and "fp8" not in (r["weights_dtype"], r["kv_dtype"])
+                        for r in rows)
+    text = page.search_status.text()
+    assert "GN10Xp.20XLARGE320: skipped" in text and "fp8 weights, fp8 KV cache skipped" in text
+
+
+def test_slo_table_exports_to_csv_with_units(window, qtbot, tmp_path, monkeypatch):
+    """File > Export Table as CSV on the Serve page writes the search's plans: every serving column,
+    units in the headers, the raw numbers of the search."""
+    import csv
+    from PySide6.QtWidgets import QFileDialog
+
+    window.doc.update_workload(model="llama-3.1-8b")
+    page = _open_serve(window, qtbot)
+    page.machines.set_checked({hw_key("instance", "p5.48xlarge")})
+    page.ttft_target.set_value(2000.0)
+    page.tpot_target.set_value(50.0)
+    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
+        page.run_button.click()
+    plans = page.search_result.cheapest
+    assert plans
+    out = tmp_path / "slo.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "CSV (*.csv)")))
+    window.export_table_dialog()
+    with open(out, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(plans)
+    for head in ("TTFT (ms)", "TPOT (ms)", "End-to-end latency (ms)", "Output tokens/s per GPU", "Output tokens/s",
+                 "Requests/s", "Max concurrency", "Saturated", "USD per million output tokens"):
+        assert head in rows[0], head
+    for row, p in zip(rows, plans):
+        assert row["Machine"] == p["machine"] and int(row["GPUs"]) == p["gpus"]
+        for head, key in (("TTFT (ms)", "ttft_ms"), ("TPOT (ms)", "tpot_ms"), ("End-to-end latency (ms)", "e2e_latency_ms"),
+                          ("Output tokens/s per GPU", "output_tokens_per_s_per_gpu"),
+                          ("Output tokens/s", "output_tokens_per_s"), ("Requests/s", "requests_per_s"),
+                          ("USD per million output tokens", "usd_per_million_output_tokens")):
+            assert float(row[head]) == pytest.approx(p[key], rel=1e-9), head
+        assert int(row["Max concurrency"]) == p["max_concurrency"] and row["Saturated"] == str(p["saturated"])
+
+
 def test_serve_inputs_round_trip_through_the_scenario(window, qtbot, tmp_path):
     from planner_app import scenario
 

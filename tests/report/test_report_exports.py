@@ -206,3 +206,79 @@ def test_calibration_section(app, db, tmp_path, monkeypatch):
     assert "error" in rep.calibration and "missing-profile" in rep.calibration["error"]
     write_report(rep, out, "pdf")
     assert "could not be used" in pdf_text(out)
+
+
+SERVE_EXAMPLE = [p for p in EXAMPLES if "train-and-serve" in p][0]
+
+
+def _csv_of(db, sc, tmp_path):
+    from planner_app.report import build_report, write_report
+
+    out = tmp_path / "r.csv"
+    write_report(build_report(sc, db), str(out))
+    return list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+
+
+def test_csv_carries_each_plans_serving_numbers(db, tmp_path):
+    """The serve_* columns of a plan's row are ``gpu-planner serve --json`` for the serve section on
+    that plan's machine (run here through the CLI, not through the report)."""
+    from planner_app.cli import main
+
+    sc = scenario.load(SERVE_EXAMPLE)
+    rows = _csv_of(db, sc, tmp_path)
+    header = list(rows[0])
+    for col in ("serve_ttft_ms", "serve_tpot_ms", "serve_output_tokens_per_s_per_gpu",
+                "serve_usd_per_million_output_tokens", "serve_fits", "serve_saturated", "serve_slo_met"):
+        assert col in header
+    s = sc["serve"]
+    checked = 0
+    for row, plan in zip(rows, sc["plans"]):
+        argv = ["serve", "--model", sc["workload"]["model"], "--json", "--instance", plan["instance"]]
+        for k in ("tp", "pp", "replicas", "isl", "osl", "concurrency", "weights_dtype", "kv_dtype", "engine"):
+            argv += [f"--{k.replace('_', '-')}", str(s[k])]
+        buf = io.StringIO()
+        import contextlib
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            rc = main(argv)
+        if rc != 0:  # the deployment does not run there: the row says why
+            assert row["serve_error"] and row["serve_ttft_ms"] == ""
+            continue
+        out = json.loads(buf.getvalue())
+        assert row["serve_hardware"] == plan["instance"] and row["serve_engine"] == s["engine"]
+        for k in ("ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+                  "tokens_per_s_per_user", "requests_per_s"):
+            assert float(row[f"serve_{k}"]) == pytest.approx(out[k], rel=1e-12), k
+        assert int(row["serve_kv_cache_tokens"]) == out["kv_cache_tokens"]
+        assert row["serve_fits"] == str(int(out["fits"])) and row["serve_saturated"] == str(int(out["saturated"]))
+        per_m = out["cost"].get("usd_per_million_output_tokens")
+        assert (row["serve_usd_per_million_output_tokens"] == "") == (per_m is None)
+        if per_m is not None:
+            assert float(row["serve_usd_per_million_output_tokens"]) == pytest.approx(per_m, rel=1e-12)
+        met = out["ttft_ms"] is not None and out["ttft_ms"] <= s["ttft_ms"] and out["tpot_ms"] <= s["tpot_ms"]
+        assert row["serve_slo_met"] == str(int(met))
+        checked += 1
+    assert checked >= 2
+
+
+def test_csv_serving_errors_unbounded_queues_and_the_sections_own_machine(db, tmp_path):
+    sc = scenario.load(SERVE_EXAMPLE)
+    # fp8 weights: the V100 plan (sm_70) cannot run them; a request rate far above what one replica serves
+    sc["serve"] = {**sc["serve"], "weights_dtype": "fp8", "instance": "p5.48xlarge", "replicas": 1,
+                   "request_rate": 1000.0}
+    sc["serve"].pop("concurrency")
+    rows = _csv_of(db, sc, tmp_path)
+    assert len(rows) == len(sc["plans"]) + 1
+    own = rows[-1]
+    assert own["status"] == "serve_only" and own["hardware"] == own["serve_hardware"] == "p5.48xlarge"
+    assert own["peak_memory_gb"] == "" and float(own["serve_tpot_ms"]) > 0
+    v100 = [r for r, p in zip(rows, sc["plans"]) if "GN10X" in p["instance"]]
+    assert v100 and "serve.weights_dtype" in v100[0]["serve_error"] and v100[0]["serve_tpot_ms"] == ""
+    assert v100[0]["status"] == "ok"  # the plan itself (training) is fine
+    saturated = [r for r in rows if r["serve_saturated"] == "1"]
+    assert saturated and all(r["serve_ttft_ms"] == "inf" and r["serve_slo_met"] == "0" for r in saturated)
+
+
+def test_csv_without_a_serve_section_has_empty_serving_columns(db, tmp_path):
+    rows = _csv_of(db, scenario.load(TRAINING), tmp_path)
+    assert "serve_tpot_ms" in rows[0]
+    assert all(v == "" for r in rows for k, v in r.items() if k.startswith("serve_"))

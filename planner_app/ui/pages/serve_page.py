@@ -286,8 +286,13 @@ class ServePage(RecomputeWhenVisible, QWidget):
                 Column("layout", self.tr("tp×pp×ep×replicas")), Column("dtypes", self.tr("Weights / KV")),
                 Column("ttft_ms", "TTFT", "ms", fmt=lambda v: f"{v:,.0f}"),
                 Column("tpot_ms", "TPOT", "ms", fmt=lambda v: f"{v:,.1f}"),
+                Column("e2e_ms", self.tr("End-to-end latency"), "ms", fmt=lambda v: f"{v:,.0f}"),
                 Column("per_gpu", self.tr("Output tokens/s per GPU"), fmt=lambda v: f"{v:,.0f}"),
                 Column("per_user", self.tr("Tokens/s per user"), fmt=lambda v: f"{v:,.1f}"),
+                Column("out_tps", self.tr("Output tokens/s"), fmt=lambda v: f"{v:,.0f}"),
+                Column("rps", self.tr("Requests/s"), fmt=lambda v: f"{v:,.2f}"),
+                Column("max_conc", self.tr("Max concurrency"), fmt=lambda v: f"{v:,}"),
+                Column("saturated", self.tr("Saturated")),
                 Column("usd_h", self.tr("USD/h"), fmt=lambda v: f"{v:,.2f}" if v != "" else "—"),
                 Column("usd_per_m", self.tr("USD per million output tokens"),
                        fmt=lambda v: f"{v:,.2f}" if v != "" else "—")]
@@ -387,11 +392,14 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.error.setText(text)
         for k, w in (("isl", self.isl), ("osl", self.osl), ("tp", self.tp), ("pp", self.pp), ("ep", self.ep)):
             w.setStyleSheet("QSpinBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
+        # a precision or engine the GPU cannot run (core/serving_support.py): its choice is marked too
+        for k, w in (("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype), ("engine", self.engine)):
+            w.setStyleSheet("QComboBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
 
     def _show(self, out: dict) -> None:
         self.last_result = out
         self.error.setText("")
-        for w in (self.isl, self.osl, self.tp, self.pp, self.ep):
+        for w in (self.isl, self.osl, self.tp, self.pp, self.ep, self.weights_dtype, self.kv_dtype, self.engine):
             w.setStyleSheet("")
         self.verdict.setText(verdict_text(out))
         self.verdict.setStyleSheet("font-size: 14pt; font-weight: bold; padding: 4px; color: "
@@ -425,8 +433,10 @@ class ServePage(RecomputeWhenVisible, QWidget):
             rows.append({"rank": i, "machine": p["machine"], "gpus": p["gpus"],
                          "layout": f"{p['tp']}×{p['pp']}×{p['ep']}×{p['replicas']}",
                          "dtypes": f"{p['weights_dtype']} / {p['kv_dtype']}", "ttft_ms": p["ttft_ms"],
-                         "tpot_ms": p["tpot_ms"], "per_gpu": p["output_tokens_per_s_per_gpu"],
-                         "per_user": p["tokens_per_s_per_user"],
+                         "tpot_ms": p["tpot_ms"], "e2e_ms": p["e2e_latency_ms"],
+                         "per_gpu": p["output_tokens_per_s_per_gpu"], "per_user": p["tokens_per_s_per_user"],
+                         "out_tps": p["output_tokens_per_s"], "rps": p["requests_per_s"],
+                         "max_conc": p["max_concurrency"], "saturated": p["saturated"],
                          "usd_h": "" if p["usd_per_hour"] is None else p["usd_per_hour"],
                          "usd_per_m": "" if p["usd_per_million_output_tokens"] is None
                          else p["usd_per_million_output_tokens"]})
@@ -445,6 +455,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
             if c is not None:
                 text += "\n" + self.tr("Closest: {machine}, {gpus} GPUs, TTFT {ttft}, TPOT {tpot:,.1f} ms").format(
                     machine=c["machine"], gpus=c["gpus"], ttft=_ms(c["ttft_ms"]), tpot=c["tpot_ms"])
+        if res.notes:  # precisions or machines the engine cannot run, skipped (service/serving_search.py)
+            from planner_app.i18n import engine_text
+            text += "\n" + "\n".join(engine_text(n) for n in res.notes)
         self.search_status.setText(text)
 
     def _draw_search_chart(self) -> None:
