@@ -139,6 +139,113 @@ def run_generate(torch, cases):
     return res
 
 
+# Host-bound scan: batch 1, 128-token prompt (the GPU's work per token is far below the host's), the
+# real widths at 4 and 16 layers; variants isolate grouped-query attention (the 1B with as many KV
+# heads as query heads) and cuDNN's SDPA backend (disabled: flash).
+HOST_SCAN = [("llama-2-7b", 4, {}), ("llama-2-7b", 16, {}), ("llama-3.2-1b", 4, {}), ("llama-3.2-1b", 16, {}),
+             ("llama-3.2-1b", 16, {"num_key_value_heads": 32}), ("llama-3.2-1b", 16, {"_no_cudnn": True}),
+             ("qwen2.5-7b", 16, {}), ("qwen3-0.6b", 16, {}), ("llama-3.2-3b", 16, {})]
+
+
+def run_host_scan(torch):
+    import cProfile
+    import io
+    import pstats
+
+    res = []
+    for config, layers, extra in HOST_SCAN:
+        extra = dict(extra)
+        no_cudnn = extra.pop("_no_cudnn", False)
+        d = dict(base.hf_config(config))
+        d.update(extra, num_hidden_layers=layers)
+        for key in ("layer_types",):
+            if key in d:
+                d[key] = d[key][:layers]
+        if "max_window_layers" in d:
+            d["max_window_layers"] = min(d["max_window_layers"], layers)
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        mt = d.pop("model_type")
+        cfg = AutoConfig.for_model(mt, **d)
+        with torch.device("cuda"):
+            model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa")
+        model.eval()
+        g = model.generation_config
+        g.eos_token_id, g.pad_token_id, g.use_cache = None, 0, True
+        ids = torch.randint(0, cfg.vocab_size, (1, 128), device="cuda")
+        mask = torch.ones_like(ids)
+        torch.backends.cuda.enable_cudnn_sdp(not no_cudnn)
+
+        def timed(k):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=k, do_sample=False)
+            torch.cuda.synchronize()
+            return (time.perf_counter() - t0) * 1e3
+
+        with torch.inference_mode():
+            timed(33)
+            per = []
+            for _ in range(3):
+                per.append((timed(33) - timed(1)) / 32)
+            rec = {"config": config, "layers": layers, "changes": extra, "cudnn_sdp": not no_cudnn,
+                   "ms_per_token": sorted(per)}
+            if layers == 16 and config in ("llama-2-7b", "llama-3.2-1b") and not extra and not no_cudnn:
+                pr = cProfile.Profile()
+                pr.enable()
+                timed(17)
+                pr.disable()
+                s = io.StringIO()
+                pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25)
+                rec["cprofile_tottime_17_tokens"] = s.getvalue()[-9000:]
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        print({k: v for k, v in rec.items() if not k.startswith("cprofile")}, file=sys.stderr, flush=True)
+        res.append(rec)
+        del model
+        torch.cuda.empty_cache()
+    return res
+
+
+# First calls: every decode step of a call whose prompt length was never seen meets new key/value
+# lengths; with SDPA's cuDNN backend (PyTorch's first choice on sm90 since 2.5) each new shape
+# builds a cuDNN graph. Cold = a prompt length not used before in the process; warm = the same call
+# again; with cuDNN's backend on and off.
+COLD = [("llama-3.2-1b", 16, 1024), ("llama-2-7b", 16, 1024), ("qwen2.5-0.5b", 64, 512)]
+
+
+def run_cold(torch):
+    res = []
+    for config, b, p in COLD:
+        model, cfg = build(torch, config)
+        for cudnn in (True, False):
+            torch.backends.cuda.enable_cudnn_sdp(cudnn)
+            rec = {"config": config, "batch": b, "cudnn_sdp": cudnn, "cold_ms_per_token": [], "warm_ms_per_token": []}
+            with torch.inference_mode():
+                for i in range(3):
+                    plen = p + 50 * i + (0 if cudnn else 200)  # lengths this process has not seen
+
+                    def timed(k, plen=plen):
+                        ids = torch.randint(0, cfg.vocab_size, (b, plen), device="cuda")
+                        torch.cuda.synchronize()
+                        t0 = time.perf_counter()
+                        model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=k,
+                                       do_sample=False)
+                        torch.cuda.synchronize()
+                        return (time.perf_counter() - t0) * 1e3
+
+                    t1 = timed(1)  # the prefill's shape only: the decode lengths stay new
+                    cold = (timed(33) - t1) / 32
+                    warm = (timed(33) - timed(1)) / 32
+                    rec["cold_ms_per_token"].append(cold)
+                    rec["warm_ms_per_token"].append(warm)
+            print(rec, file=sys.stderr, flush=True)
+            res.append(rec)
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        del model
+        torch.cuda.empty_cache()
+    return res
+
+
 def run_sdpa(torch):
     import torch.nn.functional as F
 
@@ -203,6 +310,12 @@ def main():
 
     if "sdpa" in parts:
         out["sdpa"] = run_sdpa(torch)
+        save()
+    if "cold" in parts:
+        out["cold"] = run_cold(torch)
+        save()
+    if "host" in parts:
+        out["host_scan"] = run_host_scan(torch)
         save()
     if "generate" in parts:
         out["generate"] = run_generate(torch, CASES)

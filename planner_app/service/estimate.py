@@ -130,7 +130,8 @@ def estimate_from_args(args, db) -> dict:
             raise InputError("pp", "inference sizing supports tensor parallelism only (--tp); pp and dp must be 1")
         setup = InferenceSetup(batch=args.batch, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
                                weights_dtype=args.weights_dtype, kv_dtype=args.kv_dtype,
-                               attention=args.attention or "flash", api=args.inference_api)
+                               # transformers' default attn_implementation: SDPA (eager for the families without it)
+                               attention=args.attention or default_attention("pytorch", model), api=args.inference_api)
         out = estimate_inference(model, hw, setup, tp, overrides)
     else:
         setup, plan = training_setup_and_plan(args, model, hw, per_node, db, notes)

@@ -619,8 +619,12 @@
         <translation>未指定 --tokens：训练时间和成本需要 token 预算</translation>
     </message>
     <message>
-        <source>inference speed for a serving engine with fused kernels and CUDA graphs (decode reads all weights and the KV cache per step); Hugging Face eager generate is CPU-bound and far slower (docs/validation.md)</source>
-        <translation>推理速度按使用融合内核和 CUDA Graphs 的推理服务引擎计算（解码每步读取全部权重和 KV 缓存）；Hugging Face eager 模式的 generate 受 CPU 限制，慢得多（docs/validation.md）</translation>
+        <source>inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host (one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before; a serving engine is far faster (gpu-planner serve)</source>
+        <translation>推理速度按 Hugging Face transformers 的 eager 模式（{api}）估算：每个 token 取 GPU（读取权重、注意力读取 KV 缓存、DynamicCache 再复制一遍 KV 缓存）与主机（每个算子一次 Python 调度，每次 {host_us:.0f} us）两者中较慢的一方，且按进程已遇到过的键长度计；推理服务引擎要快得多（gpu-planner serve）</translation>
+    </message>
+    <message>
+        <source>a call at new lengths: SDPA&apos;s cuDNN backend builds a graph for every new key length, {first:.0f} ms per token instead of {warm:.0f} (PyTorch prefers cuDNN attention on this GPU); later calls at the same lengths run at the warm rate</source>
+        <translation>新长度下的调用：SDPA 的 cuDNN 后端会为每个新的键长度构建一次计算图，每 token {first:.0f} ms 而非 {warm:.0f} ms（PyTorch 在此 GPU 上优先使用 cuDNN 注意力）；之后相同长度的调用按预热后的速度运行</translation>
     </message>
     <message>
         <source>16-bit GEMMs {lo:.0%}-{hi:.0%} of peak at the models&apos; shapes, sustained</source>
@@ -1686,6 +1690,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>TIGHT: fits with only {head} free ({pct:.1f}%), below your {margin:g}% margin; {used} of {cap} per GPU</source>
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
+    </message>
+    <message>
+        <source>host-bound (Python dispatch)</source>
+        <translation>主机受限（Python 调度）</translation>
     </message>
     <message>
         <source>your rate</source>

@@ -500,7 +500,8 @@ class PlanPage(QWidget):
         n["step"].setText(units.fmt_seconds(t["prefill_s"]))
         n["tokens_s"].setText(self.tr("{v:,.0f} tokens/s").format(v=t["decode_tokens_per_s"]) + "\n" +
                               self.tr("{v:,.0f} per GPU").format(v=t["tokens_per_s_per_gpu"]))
-        bound = {"memory": self.tr("memory-bound"), "compute": self.tr("compute-bound")}.get(
+        bound = {"memory": self.tr("memory-bound"), "compute": self.tr("compute-bound"),
+                 "host": self.tr("host-bound (Python dispatch)")}.get(
             t.get("decode_bound"), t.get("decode_bound", ""))
         n["mfu"].setText(units.fmt_seconds(t["decode_s_per_token"]) + "\n" + bound)
         n["train"].setText(self.tr("{v:,.1f} tokens/s").format(v=t["decode_tokens_per_s_per_user"]))
