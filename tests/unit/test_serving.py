@@ -127,6 +127,28 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     assert ep["tpot_ms"] > tp["tpot_ms"]  # the same bytes, plus a dispatch and a combine per MoE layer
 
 
+def test_mla_decode_attends_in_the_latent_space(db):
+    """DeepSeek-V3 decodes with absorbed MLA: per query and cached token 2 x heads x (512 + 64 + 512)
+    FLOPs (FlashMLA's 2 h_q s_k (d_k + d_v), d_k 576, d_v 512), 3.4x the MHA form's 2 x (q + out)
+    widths. At a long context the step cannot be shorter than those FLOPs at the 16-bit peak."""
+    from planner_app.service.resolve import resolve_hardware
+
+    m = db.model("deepseek-v3")
+    s = sv.model_shape(m)
+    assert s.decode_attn_width == 128 * (2 * 512 + 64)
+    assert s.q_width + s.attn_out_width == 128 * (192 + 128)  # prefill stays in the MHA form
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 8, per_node)
+    d = sv.Deployment(tp=1, ep=8, attention_dp=8, weight_bytes=1.0, kv_bytes=1.0, step_overhead_s=0.0)
+    dec, ctx = 512.0, 32768.0
+    flops = 2.0 * s.layers * 128 * (2 * 512 + 64) * dec * m.attended_context(ctx)
+    assert sv.step_time_s(s, dev, d, dec, 0.0, ctx, 0.0) > flops / (dev.attn_peak_tflops * 1e12)
+    # prefill chunks still run the decompressed form: no change at zero decodes
+    t_pre = sv.step_time_s(s, dev, d, 0.0, 4096.0, ctx, 2048.0)
+    assert t_pre == sv.step_time_s(s.__class__(**{**s.__dict__, "decode_attn_width": 0}), dev, d, 0.0, 4096.0,
+                                   ctx, 2048.0)
+
+
 def test_sliding_window_caps_the_kv_a_request_holds(db):
     from planner_app.service.resolve import resolve_hardware
 
