@@ -60,10 +60,15 @@ SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp8": 1.0 * (1 + 1 / 128), "int8": 1.0 * (1 
 SERVE_WEIGHT_DTYPES = tuple(SERVE_WEIGHT_BYTES)
 SERVE_KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SERVE_KV_DTYPES = tuple(SERVE_KV_BYTES)
-# GEMM precision: fp8 weights run W8A8 fp8 GEMMs; fp4 runs at the fp8 rate here (the spec data has
-# no fp4 column; Blackwell's fp4 is 2x fp8, so fp4 decode compute is overstated there); int8/int4
-# are weight-only (W8A16/W4A16 Marlin kernels dequantise to 16 bits).
-GEMM_BITS = {"bf16": 16, "fp8": 8, "fp4": 8, "int8": 16, "int4": 16}
+# GEMM precision: fp8 weights run W8A8 fp8 GEMMs; int8/int4 are weight-only (W8A16/W4A16 Marlin
+# kernels dequantise to 16 bits). fp4 (4 here): on GPUs with fp4 tensor cores (Blackwell) at the fp8
+# rate (core GpuSpec carries no fp4 rate; Blackwell's fp4 is 2x fp8, so fp4 compute is overstated
+# there); elsewhere weight-only at the 16-bit rate, as engines run MXFP4/NVFP4 checkpoints before
+# Blackwell: TensorRT-LLM's GPT-OSS deployment guide lists H200 as "BF16 activations, MXFP4 MoE
+# weights, TRITON backend" (nvidia.github.io/TensorRT-LLM/1.4.0rc4/deployment-guide/
+# deployment-guide-for-gpt-oss-on-trtllm.html); vLLM runs NVFP4 there as FP4 Marlin W4A16.
+GEMM_BITS = {"bf16": 16, "fp8": 8, "fp4": 4, "int8": 16, "int4": 16}
+FP4_TENSOR_CORE_FAMILIES = ("blackwell",)  # compute.gpu_family names
 # FP8 GEMMs do not reach twice the bf16 rate at a model's shapes: the probe on this project's H200
 # (tests/data/probe_h200.json, torch._scaled_mm against bf16 matmul) measured fp8/bf16 = 1.17-1.56
 # over the six non-square shapes (2048x4096x4096 ... 4096x32000x4096), geometric mean 1.38, where
@@ -422,8 +427,9 @@ def pareto_mask(x, y) -> np.ndarray:
 def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
     """The Device of ``hw`` (core.estimate.Hardware): a probe calibration's efficiencies and
     measured intra-node bus bandwidth where one is given, else the GPU family's defaults (fused
-    kernels, as the megatron framework's); ``gemm_bits`` 8 or 16, a number or a column (8 falls back
-    to 16 on GPUs without fp8: vLLM runs fp8 checkpoints there as W8A16 Marlin GEMMs)."""
+    kernels, as the megatron framework's); ``gemm_bits`` 4, 8 or 16 (GEMM_BITS), a number or a column
+    (8 falls back to 16 on GPUs without fp8: vLLM runs fp8 checkpoints there as W8A16 Marlin GEMMs;
+    4 runs at the fp8 rate on GPUs with fp4 tensor cores, else at 16)."""
     gpu = hw.gpu
     cal = hw.calibration
     eff = getattr(cal, "efficiency", None) if cal is not None else None
@@ -432,6 +438,9 @@ def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
     topo = network.topology(gpu, hw.intra, hw.inter, hw.nics_per_node or 1, gpus_per_node, intra_override_gb_s=intra)
     p16 = gpu.peak_tflops(16)
     p8 = min(gpu.fp8_tflops, p16 * FP8_GEMM_SPEEDUP_OVER_BF16) if gpu.fp8_tflops else p16
+    p4 = p8 if compute.gpu_family(gpu) in FP4_TENSOR_CORE_FAMILIES else p16
+    bits = np.asarray(gemm_bits)
+    peak = np.where(bits == 8, p8, np.where(bits == 4, p4, p16))
     return Device(capacity_bytes=gpu.capacity_bytes, mem_bw_gb_s=gpu.mem_bw_gb_s,
-                  gemm_peak_tflops=np.where(np.asarray(gemm_bits) == 8, p8, p16) if np.ndim(gemm_bits)
-                  else (p8 if gemm_bits == 8 else p16), attn_peak_tflops=p16, eff=eff, topo=topo)
+                  gemm_peak_tflops=peak if np.ndim(gemm_bits) else float(peak), attn_peak_tflops=p16, eff=eff,
+                  topo=topo)

@@ -149,6 +149,22 @@ def test_mla_decode_attends_in_the_latent_space(db):
                                    ctx, 2048.0)
 
 
+def test_fp4_is_weight_only_without_fp4_tensor_cores(db):
+    """fp4 weights compute at the 16-bit rate on Hopper (W4A16: TensorRT-LLM runs MXFP4 GPT-OSS on H200
+    with BF16 activations) and at the fp8 rate on Blackwell, which has fp4 tensor cores; the search's
+    column path agrees with the single estimate's."""
+    from planner_app.service.resolve import resolve_hardware
+
+    h200, per_node, _ = resolve_hardware(db, gpu="H200")
+    b200, _, _ = resolve_hardware(db, gpu="B200")
+    assert sv.device_for(h200, sv.GEMM_BITS["fp4"], per_node).gemm_peak_tflops == h200.gpu.peak_tflops(16)
+    assert sv.device_for(b200, sv.GEMM_BITS["fp4"], per_node).gemm_peak_tflops == \
+        sv.device_for(b200, sv.GEMM_BITS["fp8"], per_node).gemm_peak_tflops > b200.gpu.peak_tflops(16)
+    bits = np.array([sv.GEMM_BITS[w] for w in ("fp4", "fp8", "bf16")])
+    col = sv.device_for(h200, bits, per_node).gemm_peak_tflops
+    assert list(col) == [sv.device_for(h200, sv.GEMM_BITS[w], per_node).gemm_peak_tflops for w in ("fp4", "fp8", "bf16")]
+
+
 def test_sliding_window_caps_the_kv_a_request_holds(db):
     from planner_app.service.resolve import resolve_hardware
 
