@@ -79,15 +79,15 @@ def trtllm_gmu(out: dict, free_fraction: float) -> float:
     return (fixed + free_fraction * (cap - fixed)) / cap
 
 
-def compare_moe(data=None, db=None):
-    """One (case, estimate JSON, error) per MoE case; the estimate's KV pool follows TensorRT-LLM's
-    free-memory fraction (``trtllm_gmu``)."""
+def compare_moe(data=None, db=None, key="moe_cases"):
+    """One (case, estimate JSON, error) per MoE case (or per case of ``key``: the dense Blackwell FP4
+    control); the estimate's KV pool follows TensorRT-LLM's free-memory fraction (``trtllm_gmu``)."""
     if data is None:
         with open(os.path.join(ROOT, "tests", "data", "serving_published.json")) as f:
             data = json.load(f)
     db = db or shipped_db()
     rows = []
-    for c in data["moe_cases"]:
+    for c in data[key]:
         first = run_serve(_moe_request(c, 0.9), db)
         gmu = trtllm_gmu(first, c.get("kv_cache_free_gpu_mem_fraction", TRTLLM_KV_FREE_FRACTION))
         out = run_serve(_moe_request(c, min(gmu, 1.0)), db)
@@ -128,6 +128,15 @@ def main_moe():
                       f"{o['e2e_latency_ms']:,.0f} ms, {o['tokens_per_s_per_user']:.2f} tok/s/user, max concurrency "
                       f"{o['max_concurrency']:,}; published: {c['note']}")
     print(f"\nAll MoE: {_summary([e for *_, e in rows])}")
+    _, ctrl = compare_moe(key="dense_fp4_control_cases")
+    print("\nDense control, same table and conversion (Llama FP4 on Blackwell, ISL/OSL 128/128 ... 20000/2000):")
+    by = {}
+    for c, _, err in ctrl:
+        by.setdefault((c["model"], c["gpu"], c["tp"]), []).append(err)
+    for (m, g, tp), v in by.items():
+        print(f"  {m} on {g} TP{tp}: " + " ".join(f"{e * 100:+.0f}%" for e in v)
+              + f"; median {statistics.median(v) * 100:+.1f}%")
+    print(f"  {_summary([e for *_, e in ctrl])}")
 
 
 def main():
