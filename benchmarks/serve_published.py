@@ -139,7 +139,28 @@ def main_moe():
     print(f"  {_summary([e for *_, e in ctrl])}")
 
 
+def grouped_gemm_table():
+    """Markdown: the expert GEMMs of one MoE layer measured on the H200 at serving row counts
+    (tests/data/grouped_gemm_serving_h200.json, benchmarks/gpu_grouped_gemm_serving.py): fp8 grouped
+    TFLOP/s, the expert weights' GB/s, and the dense fp8 GEMM of the same rows."""
+    with open(os.path.join(ROOT, "tests", "data", "grouped_gemm_serving_h200.json")) as f:
+        pts = json.load(f)["points"]
+    shapes = list(dict.fromkeys(p["shape"] for p in pts))
+    print("| rows per expert | " + " | ".join(shapes) + " |")
+    print("|---:|" + "---:|" * len(shapes))
+    for r in sorted({p["rows_per_expert"] for p in pts}):
+        cells = []
+        for sh in shapes:
+            p = next(q for q in pts if q["shape"] == sh and q["rows_per_expert"] == r)
+            cells.append(f"{p['flops'] / p['grouped_fp8_ms'] / 1e9:,.0f} TF, {p['weight_params'] / p['grouped_fp8_ms'] / 1e6:,.0f} "
+                         f"GB/s (dense {p['flops'] / p['dense_fp8_ms'] / 1e9:,.0f} TF)")
+        print(f"| {r:g} | " + " | ".join(cells) + " |")
+
+
 def main():
+    if "--grouped" in sys.argv:
+        grouped_gemm_table()
+        return
     if "--moe" in sys.argv:
         main_moe()
         return
