@@ -7,8 +7,9 @@ batches give r of 1-64, prefill chunks hundreds to thousands), T = r E / k token
 random to k distinct experts; the gate-up (h -> 2f) and down (f -> h) GEMMs run over the E experts'
 weights. Timed with CUDA events (median of ``--reps`` after 3 warm-ups). Output per point: the time
 of each kernel pair, the FLOPs, the expert weight count (TFLOP/s, the weight GB/s of small r, which
-read every expert's weights, and the ratio to the dense GEMM of the same rows follow from these). The serving engine's expert GEMMs are estimated from
-this (docs/validation_sections/30-serving.md); nothing here is fitted to a serving result.
+read every expert's weights, and the ratio to the dense GEMM of the same rows follow from these).
+docs/validation_sections/30-serving.md compares the serving step's expert GEMMs with these; nothing
+here is fitted to a serving result.
 
     python benchmarks/gpu_grouped_gemm_serving.py --out grouped_gemm_serving.json
 """
@@ -52,8 +53,8 @@ def main():
     import torch
 
     f8 = torch.float8_e4m3fn
-    info = {"command": "python " + " ".join(sys.argv), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(0),
-            "timing": f"CUDA events, median of {args.reps} after 3 warm-up"}
+    info = {"command": "python " + " ".join(sys.argv), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
+            "device": torch.cuda.get_device_name(0), "timing": f"CUDA events, median of {args.reps} after 3 warm-up"}
     rows = []
     g = torch.Generator(device="cuda").manual_seed(0)
     for name, (h, f, E, k) in SHAPES.items():
