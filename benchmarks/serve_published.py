@@ -9,6 +9,15 @@ Each case is a max-throughput run (every request queued at once): the estimate i
 largest concurrency the KV pool and max_num_seqs hold), FP8 weights and FP8 KV cache (ModelOpt
 FP8 checkpoints quantise the KV cache too), TensorRT-LLM's defaults max_batch_size 2048 and
 max_num_tokens 8192, 90% of memory. Nothing is fitted to these numbers.
+
+The MoE cases (``moe_cases``, sources in ``moe_sources``) state their own layout (tp, ep,
+attention-dp), weight and KV precision and, where the source gives them, max_batch_size,
+max_num_tokens, kv_cache_free_gpu_mem_fraction and the concurrency. TensorRT-LLM's KV fraction is a
+share of the memory left free after the weights and the activation profile
+(``KvCacheConfig.free_gpu_memory_fraction``, default 0.9: "allocate 90% of free GPU memory for KV
+cache", nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html), where vLLM's
+gpu_memory_utilization is a share of the whole GPU; ``trtllm_gmu`` converts one into the other with
+the estimate's own fixed memory. The MoE cases use it; the dense cases above keep 0.9 of the GPU.
 """
 import json
 import os
@@ -23,6 +32,8 @@ from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM BuildConfig defaults as documented for v0.1x (not re-read here)
 TRTLLM_MAX_NUM_TOKENS = 8192
+TRTLLM_KV_FREE_FRACTION = 0.9  # KvCacheConfig.free_gpu_memory_fraction default (see the docstring)
+ROOT = os.path.join(HERE, "..")
 
 
 def compare():
@@ -48,7 +59,112 @@ def compare():
     return data["source"], rows, data.get("latency_source"), lat
 
 
+def _moe_request(c, gmu):
+    model = c["model"]
+    if model.endswith(".json"):
+        model = os.path.join(ROOT, model)
+    return ServeRequest(model=model, gpu=c["gpu"], tp=c["tp"], ep=c["ep"], attention_dp=c["attention_dp"],
+                        isl=c["isl"], osl=c["osl"], concurrency=c.get("concurrency") or 100000,
+                        weights_dtype=c["weights_dtype"], kv_dtype=c["kv_dtype"], engine="trtllm",
+                        gpu_memory_utilization=gmu, max_num_seqs=c.get("max_num_seqs", TRTLLM_MAX_BATCH_SIZE),
+                        max_num_batched_tokens=c.get("max_num_batched_tokens", TRTLLM_MAX_NUM_TOKENS))
+
+
+def trtllm_gmu(out: dict, free_fraction: float) -> float:
+    """The share of the whole GPU that TensorRT-LLM uses when its KV cache takes ``free_fraction`` of the
+    memory the weights, activations, CUDA graphs and context leave free (``out``: a serve estimate)."""
+    b = out["memory"]["breakdown"]
+    cap = out["memory"]["capacity_bytes"]
+    fixed = b["weights"] + b["activation_workspace"] + b["cuda_graphs"] + b["other"]
+    return (fixed + free_fraction * (cap - fixed)) / cap
+
+
+def compare_moe(data=None, db=None, key="moe_cases"):
+    """One (case, estimate JSON, error) per MoE case (or per case of ``key``: the dense Blackwell FP4
+    control); the estimate's KV pool follows TensorRT-LLM's free-memory fraction (``trtllm_gmu``)."""
+    if data is None:
+        with open(os.path.join(ROOT, "tests", "data", "serving_published.json")) as f:
+            data = json.load(f)
+    db = db or shipped_db()
+    rows = []
+    for c in data[key]:
+        first = run_serve(_moe_request(c, 0.9), db)
+        gmu = trtllm_gmu(first, c.get("kv_cache_free_gpu_mem_fraction", TRTLLM_KV_FREE_FRACTION))
+        out = run_serve(_moe_request(c, min(gmu, 1.0)), db)
+        rows.append((c, out, out[c["metric"]] / c["published"] - 1))
+    return data["moe_sources"], rows
+
+
+def _summary(errs) -> str:
+    errs = sorted(abs(e) for e in errs)
+    p90 = errs[max(int(0.9 * len(errs)) - 1, 0)]
+    return (f"{len(errs)} points: median |error| {statistics.median(errs) * 100:.1f}%, 90th percentile "
+            f"{p90 * 100:.1f}%, {sum(e <= 0.15 for e in errs)} within 15%")
+
+
+def main_moe():
+    sources, rows = compare_moe()
+    for key, src in sources.items():
+        mine = [r for r in rows if r[0]["source"] == key]
+        print(f"\n#### {key}: {src['url']} (read {src['read']})\n")
+        per_gpu = mine[0][0]["metric"].endswith("per_gpu")
+        unit = "tok/s/GPU" if per_gpu else "tok/s"
+        print(f"| model | GPU | tp/ep/adp | W/KV | ISL/OSL | published {unit} | estimate {unit} | running | error |")
+        print("|---|---|---|---|---|---:|---:|---:|---:|")
+        for c, o, err in mine:
+            name = os.path.basename(c["model"]).removesuffix(".json")
+            print(f"| {name} | {c['gpu']} | {c['tp']}/{c['ep']}/{c['attention_dp']} | "
+                  f"{c['weights_dtype']}/{c['kv_dtype']} | {c['isl']}/{c['osl']} | {c['published']:,} | "
+                  f"{o[c['metric']]:,.0f} | {o['running_requests']:,.0f} | {err * 100:+.1f}% |")
+        print(f"\n{_summary([e for *_, e in mine])}")
+        by = {}
+        for c, _, err in mine:
+            by.setdefault((os.path.basename(c["model"]).removesuffix(".json"), c["gpu"]), []).append(err)
+        for k, v in by.items():
+            print(f"  {k[0]} on {k[1]}: median error {statistics.median(v) * 100:+.1f}% ({len(v)})")
+        for c, o, _ in mine:
+            if c.get("note"):
+                print(f"  note {c['gpu']} {c['weights_dtype']}/{c['kv_dtype']}: estimate e2e "
+                      f"{o['e2e_latency_ms']:,.0f} ms, {o['tokens_per_s_per_user']:.2f} tok/s/user, max concurrency "
+                      f"{o['max_concurrency']:,}; published: {c['note']}")
+    print(f"\nAll MoE: {_summary([e for *_, e in rows])}")
+    _, ctrl = compare_moe(key="dense_fp4_control_cases")
+    print("\nDense control, same table and conversion (Llama FP4 on Blackwell, ISL/OSL 128/128 ... 20000/2000):")
+    by = {}
+    for c, _, err in ctrl:
+        by.setdefault((c["model"], c["gpu"], c["tp"]), []).append(err)
+    for (m, g, tp), v in by.items():
+        print(f"  {m} on {g} TP{tp}: " + " ".join(f"{e * 100:+.0f}%" for e in v)
+              + f"; median {statistics.median(v) * 100:+.1f}%")
+    print(f"  {_summary([e for *_, e in ctrl])}")
+
+
+def grouped_gemm_table():
+    """Markdown: the expert GEMMs of one MoE layer measured on the H200 at serving row counts
+    (tests/data/grouped_gemm_serving_h200.json, benchmarks/gpu_grouped_gemm_serving.py): fp8 grouped
+    TFLOP/s, the expert weights' GB/s, and the dense fp8 GEMM of the same rows."""
+    with open(os.path.join(ROOT, "tests", "data", "grouped_gemm_serving_h200.json")) as f:
+        pts = json.load(f)["points"]
+    shapes = list(dict.fromkeys(p["shape"] for p in pts))
+    print("| rows per expert | " + " | ".join(shapes) + " |")
+    print("|---:|" + "---:|" * len(shapes))
+    for r in sorted({p["rows_per_expert"] for p in pts}):
+        cells = []
+        for sh in shapes:
+            p = next(q for q in pts if q["shape"] == sh and q["rows_per_expert"] == r)
+            ms = p["grouped_fp8_ms"]
+            cells.append(f"{p['flops'] / ms / 1e9:,.0f} TF, {p['weight_params'] / ms / 1e6:,.0f} GB/s "
+                         f"(dense {p['flops'] / p['dense_fp8_ms'] / 1e9:,.0f} TF)")
+        print(f"| {r:g} | " + " | ".join(cells) + " |")
+
+
 def main():
+    if "--grouped" in sys.argv:
+        grouped_gemm_table()
+        return
+    if "--moe" in sys.argv:
+        main_moe()
+        return
     src, rows, lat_src, lat = compare()
     print(f"Source: {src['url']} (read {src['read']})\n")
     print("| model | GPU | TP | ISL/OSL | published tok/s | estimate tok/s | running | error |")

@@ -118,6 +118,7 @@ class ModelShape:
     mla_width: int  # latent + rope elements per token and layer (0: not MLA)
     q_width: int
     attn_out_width: int
+    decode_attn_width: int  # per query token and cached token: QK + PV widths of one decode step
     dense_linear: float  # GEMM weights outside the routed experts, lm_head excluded
     expert_linear: float  # routed experts' GEMM weights, all layers
     other_params: float  # embeddings, lm_head, norms, biases (kept 16-bit)
@@ -139,13 +140,26 @@ def model_shape(model) -> ModelShape:
     mla = (model.kv_lora_rank + model.qk_rope_dim) if model.arch == "deepseek" else 0
     return ModelShape(layers=model.layers, hidden=h, vocab=model.vocab, heads=model.heads, kv_heads=model.kv_heads,
                       head_dim=model.head_dim, mla_width=mla, q_width=model.q_width,
-                      attn_out_width=model.attn_out_width, dense_linear=float(linear - expert),
+                      attn_out_width=model.attn_out_width,
+                      decode_attn_width=mla_decode_attn_width(model) if mla else model.q_width + model.attn_out_width,
+                      dense_linear=float(linear - expert),
                       expert_linear=float(expert), other_params=float(model.params_total - linear),
                       lm_head=float(lm_head),
                       active_expert_linear=float(model.moe_layers * model.top_k * mats * h * model.expert_ffn_hidden)
                       if model.is_moe else 0.0,
                       experts=model.experts if model.is_moe else 0, top_k=model.top_k if model.is_moe else 0,
                       moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)), model=model)
+
+
+def mla_decode_attn_width(model) -> int:
+    """MLA decode runs "absorbed" (DeepSeek-V2 paper, arXiv:2405.04434 sec. 2.1.3: W_UK folds into the
+    query, W_UV into the output): every head attends over the cached latent directly, an MQA with
+    QK width kv_lora_rank + qk_rope_dim (576 for DeepSeek-V3) and PV width kv_lora_rank (512). FlashMLA
+    counts 2 h_q s_q s_k (d_k + d_v) FLOPs with d_k 576, d_v 512 and finds decode compute-bound
+    (deepseek-ai/FlashMLA docs/20250422-new-kernel-deep-dive.md); vLLM's MLA backends decode this way
+    and prefill in the decompressed MHA form (vllm/v1/attention/backends/mla/common.py). Per query and
+    cached token: heads x (2 kv_lora_rank + qk_rope_dim)."""
+    return model.heads * (2 * model.kv_lora_rank + model.qk_rope_dim)
 
 
 @dataclass(frozen=True)
@@ -255,12 +269,14 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
                         + dec * s.lm_head / (d.tp * pp))  # logits for the sampled positions only
     eff0 = eff.with_changes(gemm_overhead_s=0.0)  # per-kernel floors are KERNEL_FLOOR_S under CUDA graphs
     t_gemm = np.maximum((dense_w + expert_w) / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
-    # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square)
+    # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA
+    # decodes attend in the latent space (mla_decode_attn_width), prefill in the MHA form
     stage_layers = s.layers / pp
     kv_tok = kv_bytes_per_token_gpu(s, d)
     att_dec = s.model.attended_context(decode_ctx)
     att_pre = s.model.attended_context(prefill_ctx)
-    attn_flops = 2.0 * stage_layers * (s.q_width + s.attn_out_width) / d.tp * (dec * att_dec + pre * att_pre)
+    attn_flops = 2.0 * stage_layers / d.tp * (s.decode_attn_width * dec * att_dec
+                                              + (s.q_width + s.attn_out_width) * pre * att_pre)
     a_eff = compute.attention_efficiency(s.head_dim or 128, eff)
     t_attn = np.maximum(dec * att_dec * kv_tok / bw, attn_flops / (dev.attn_peak_tflops * 1e12 * a_eff))
     # collectives: 2 all-reduces per layer of the step's activations (tp); dispatch + combine (ep)

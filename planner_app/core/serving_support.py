@@ -87,8 +87,10 @@ WEIGHTS = {
                             "Hopper (SM90), not on Ampere"),
     ("trtllm", "int8"): Need(80, (), "INT8 weight-only W8A16", "TensorRT-LLM support-matrix.md: INT8 from Ampere"),
     ("trtllm", "int4"): Need(80, (), "INT4 AWQ/GPTQ W4A16", "TensorRT-LLM support-matrix.md: INT4 from Ampere"),
-    ("trtllm", "fp4"): Need(100, (), "NVFP4", "TensorRT-LLM docs features/quantization (FP4 on Blackwell); "
-                            "Model Optimizer support matrix (FP4: Blackwell and later)"),
+    ("trtllm", "fp4"): Need(90, (), "NVFP4 on Blackwell; MXFP4 MoE weights with BF16 activations on Hopper",
+                            "TensorRT-LLM docs features/quantization (FP4 on Blackwell); its GPT-OSS deployment "
+                            "guide (deployment-guide-for-gpt-oss-on-trtllm.html) runs MXFP4 weights on H200/H100 "
+                            "with BF16 activations (Triton MoE backend)"),
 }
 
 # fp8 KV storage is a conversion in the attention kernels, not a tensor-core format: vLLM and SGLang

@@ -127,6 +127,49 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     assert ep["tpot_ms"] > tp["tpot_ms"]  # the same bytes, plus a dispatch and a combine per MoE layer
 
 
+def test_mla_decode_attends_in_the_latent_space(db):
+    """DeepSeek-V3 decodes with absorbed MLA: per query and cached token 2 x heads x (512 + 64 + 512)
+    FLOPs (FlashMLA's 2 h_q s_k (d_k + d_v), d_k 576, d_v 512), 3.4x the MHA form's 2 x (q + out)
+    widths. At a long context the step cannot be shorter than those FLOPs at the 16-bit peak."""
+    from planner_app.service.resolve import resolve_hardware
+
+    m = db.model("deepseek-v3")
+    s = sv.model_shape(m)
+    assert s.decode_attn_width == 128 * (2 * 512 + 64)
+    assert s.q_width + s.attn_out_width == 128 * (192 + 128)  # prefill stays in the MHA form
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 8, per_node)
+    d = sv.Deployment(tp=1, ep=8, attention_dp=8, weight_bytes=1.0, kv_bytes=1.0, step_overhead_s=0.0)
+    dec, ctx = 512.0, 32768.0
+    flops = 2.0 * s.layers * 128 * (2 * 512 + 64) * dec * m.attended_context(ctx)
+    assert sv.step_time_s(s, dev, d, dec, 0.0, ctx, 0.0) > flops / (dev.attn_peak_tflops * 1e12)
+    # prefill chunks still run the decompressed form: no change at zero decodes
+    t_pre = sv.step_time_s(s, dev, d, 0.0, 4096.0, ctx, 2048.0)
+    assert t_pre == sv.step_time_s(s.__class__(**{**s.__dict__, "decode_attn_width": 0}), dev, d, 0.0, 4096.0,
+                                   ctx, 2048.0)
+
+
+def test_fp4_is_weight_only_without_fp4_tensor_cores(db):
+    """fp4 weights compute at the 16-bit rate on Hopper (W4A16: TensorRT-LLM runs MXFP4 GPT-OSS on H200
+    with BF16 activations) and at the fp8 rate on Blackwell, which has fp4 tensor cores; the search's
+    column path agrees with the single estimate's."""
+    from planner_app.core import serving_support as support
+    from planner_app.service.resolve import resolve_hardware
+
+    h200, per_node, _ = resolve_hardware(db, gpu="H200")
+    b200, _, _ = resolve_hardware(db, gpu="B200")
+
+    def peak(hw, w):
+        return sv.device_for(hw, support.gemm_bits(hw.gpu, w, sv.GEMM_BITS[w]), per_node).gemm_peak_tflops
+
+    assert peak(h200, "fp4") == h200.gpu.peak_tflops(16)
+    assert peak(b200, "fp4") == peak(b200, "fp8") > b200.gpu.peak_tflops(16)
+    wds = ("fp4", "fp8", "bf16")
+    bits = np.array([support.gemm_bits(h200.gpu, w, sv.GEMM_BITS[w]) for w in wds])
+    col = sv.device_for(h200, bits, per_node).gemm_peak_tflops
+    assert list(col) == [peak(h200, w) for w in wds]
+
+
 def test_sliding_window_caps_the_kv_a_request_holds(db):
     from planner_app.service.resolve import resolve_hardware
 
