@@ -332,7 +332,7 @@ def decode_section(out):
                "it with the serving engine's CPU overhead set to 0 (the loop has none). The check is the `fused` loop "
                "(tests/data/decode_runs_h200.json): weights in nn.Linear's layout, the norms, rotary and SwiGLU fused "
                "around the cuBLAS GEMMs by torch.compile, as serving engines fuse them (17 kernels per layer, "
-               "measured with torch.profiler). 12 of 14 points are within 10% (median 3.9%). **Misses:** the two "
+               "measured with torch.profiler). 12 of 14 points are within 10% (median 3.0%; 3.9% before the step counted its element-wise traffic). **Misses:** the two "
                "most KV-heavy points (16 x 32K, 64 x 8K: 512K cached tokens) are +10% and +14%: decode attention "
                "read the 69 GB cache at about 0.88 of HBM bandwidth, the model reads it at the element-wise fraction. "
                "The `eager` loop (every op its own kernel, 38 per layer; an earlier version of this check) is shown "

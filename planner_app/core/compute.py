@@ -73,6 +73,21 @@ FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70
 # rows per expert; RMS error of the ratio 9.5% forward, 7.4% forward + backward), not to training runs.
 GROUPED_GEMM_R0_FWD = 175.0
 GROUPED_GEMM_R0_BWD = 378.0
+# At decode row counts (r <= 64 rows per expert) a grouped GEMM streams its experts' weights at about
+# 0.64 of HBM bandwidth: torch._grouped_mm, one MoE layer's gate-up and down over all experts of
+# Qwen3-30B-A3B, Qwen3-235B-A22B, gpt-oss-120b and DeepSeek-V3 on the H200, median 3.07 TB/s of 4.8
+# (tests/data/grouped_gemm_serving_h200.json, benchmarks/gpu_grouped_gemm_serving.py); with R0 above
+# the law max(bytes / (HBM x 0.64), dense time x (r + R0) / r) is within 15% of all 36 bf16 points (median 6.6%).
+GROUPED_GEMM_STREAM_BW_FRACTION = 0.64
+
+
+def grouped_gemm_time_s(weight_bytes, flops, rows_per_expert, peak_tflops, eff: "Efficiency", hbm_gb_s,
+                        bits: int = 16):
+    """One layer's (or a stage's) expert GEMMs as grouped kernels: the larger of streaming the touched
+    experts' weights and the dense GEMM time of the same FLOPs slowed by (r + R0) / r."""
+    rows = np.maximum(rows_per_expert, 1e-9)
+    t_cmp = gemm_time_s(flops, peak_tflops, eff, 1.0, bits) * (rows + GROUPED_GEMM_R0_FWD) / rows
+    return np.maximum(weight_bytes / (hbm_gb_s * 1e9 * GROUPED_GEMM_STREAM_BW_FRACTION), t_cmp)
 
 # Element-wise kernels PyTorch cannot vectorise run at about half of HBM bandwidth: eager attention's
 # score-sized ops (mask broadcast, scaling, casts) in the H200 profiles, and ops over a slice of a

@@ -83,6 +83,9 @@ class EngineConstants:
     name: str
     step_overhead_s: float  # CPU time per engine step the GPU waits for (scheduling, input prep, sampling)
     source: str
+    # the dense MLP's activation runs in the gate-up GEMM's epilogue and RoPE with the KV-cache write
+    # inside attention (no element-wise pass for either; act_traffic)
+    fused_act: bool = False
 
 
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
@@ -93,7 +96,12 @@ class EngineConstants:
 ENGINES = {
     "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)"),
     "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)"),
-    "trtllm": EngineConstants("trtllm", 0.25e-3, "TensorRT-LLM overlap scheduler, C++ executor (estimate)"),
+    # TensorRT-LLM: GatedMLP's gemm_swiglu (tensorrt_llm/layers/mlp.py) and the attention's fused QKV
+    # preprocessing (bias + RoPE + KV-cache write, cpp/tensorrt_llm/kernels/unfusedAttentionKernels);
+    # vLLM and SGLang run SiluAndMul and rotary_embedding as their own kernels (vllm/model_executor/layers/
+    # activation.py, rotary_embedding.py)
+    "trtllm": EngineConstants("trtllm", 0.25e-3, "TensorRT-LLM overlap scheduler, C++ executor (estimate)",
+                              fused_act=True),
 }
 ENGINE_NAMES = tuple(ENGINES)
 
@@ -129,6 +137,13 @@ class ModelShape:
     moe_layers: int
     live_width: float  # 16-bit elements per token live in one layer's forward (workspace)
     model: object  # for attended_context
+    # element-wise traffic per token, all layers, in activation elements (act_traffic): norms and the
+    # KV-cache write (replicated across TP), RoPE, the dense MLP's activation (split by TP), the routed
+    # blocks' dispatch + combine and activation (split by max(tp, ep))
+    act_norm_cache: float = 0.0
+    act_rope: float = 0.0
+    act_mlp: float = 0.0
+    act_moe: float = 0.0
 
 
 def model_shape(model) -> ModelShape:
@@ -148,7 +163,32 @@ def model_shape(model) -> ModelShape:
                       active_expert_linear=float(model.moe_layers * model.top_k * mats * h * model.expert_ffn_hidden)
                       if model.is_moe else 0.0,
                       experts=model.experts if model.is_moe else 0, top_k=model.top_k if model.is_moe else 0,
-                      moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)), model=model)
+                      moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)), model=model,
+                      **act_traffic(model))
+
+
+# Element-wise traffic of a serving engine's layer, in activation elements per token (read + written;
+# 16-bit): two fused residual-add + RMSNorm kernels (each reads the residual and the input and writes
+# both: 4 hidden; vLLM fused_add_rms_norm, TensorRT-LLM's fused residual norm) and the KV-cache write
+# (2 kv widths); unless the engine fuses them (EngineConstants.fused_act), RoPE on q and k (reads and
+# writes both: 2 (q + kv)) and the MLP activation (SwiGLU's silu_and_mul reads gate and up, writes one:
+# 3 ffn; GELU 2 ffn). A routed MoE block adds the dispatch (reads the token, writes top_k copies) and the
+# combine (reads top_k expert outputs, writes one): 2 (1 + top_k) hidden (vLLM fused_moe's moe_permute
+# and moe_sum; TensorRT-LLM's expandInputRows and finalizeMoeRouting), and its experts' activation.
+ACT_BYTES = 2.0
+
+
+def act_traffic(model) -> dict:
+    h = model.hidden
+    act = 3 if model.mlp == "swiglu" else 2
+    kv = model.kv_lora_rank + model.qk_rope_dim if model.arch == "deepseek" else model.kv_heads * model.head_dim
+    moe = 0.0
+    if model.is_moe:
+        moe = model.moe_layers * (2 * (1 + model.top_k) * h + act * model.top_k * model.expert_ffn_hidden
+                                  + act * model.shared_ffn_hidden)
+    return {"act_norm_cache": float(model.layers * (8 * h + 2 * kv)),
+            "act_rope": float(model.layers * 2 * (model.q_width + kv)),
+            "act_mlp": float(model.dense_mlp_layers * act * model.ffn_hidden), "act_moe": float(moe)}
 
 
 def mla_decode_attn_width(model) -> int:
@@ -177,6 +217,7 @@ class Deployment:
     max_num_seqs: object = 256
     max_batched_tokens: object = 2048
     step_overhead_s: object = ENGINES["vllm"].step_overhead_s
+    fused_act: object = False  # EngineConstants.fused_act
 
     @property
     def gpus_per_replica(self):
@@ -265,10 +306,16 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
     else:
         expert_w = 0.0
     gemm_flops = 2.0 * (tokens * s.dense_linear / (d.tp * pp)
-                        + moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
                         + dec * s.lm_head / (d.tp * pp))  # logits for the sampled positions only
     eff0 = eff.with_changes(gemm_overhead_s=0.0)  # per-kernel floors are KERNEL_FLOOR_S under CUDA graphs
-    t_gemm = np.maximum((dense_w + expert_w) / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
+    t_gemm = np.maximum(dense_w / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
+    if s.experts:
+        # routed experts: grouped GEMMs over the touched experts, r = tokens x top_k / touched experts rows
+        # each (compute.grouped_gemm_time_s)
+        expert_flops = 2.0 * moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
+        rows = moe_tokens * s.top_k / (s.experts * touched)
+        t_gemm = t_gemm + compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
+                                                      dev.mem_bw_gb_s)
     # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA
     # decodes attend in the latent space (mla_decode_attn_width), prefill in the MHA form
     stage_layers = s.layers / pp
@@ -285,7 +332,10 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
         a2a = network.all_to_all_s(tokens * s.top_k * s.hidden * 2.0, d.ep, dev.topo)
         t_comm = t_comm + 2 * s.moe_layers / pp * a2a
     t_floor = stage_layers * KERNELS_PER_LAYER * KERNEL_FLOOR_S
-    stage = t_gemm + t_attn + t_comm + t_floor
+    unfused = np.where(d.fused_act, 0.0, 1.0)
+    t_act = ACT_BYTES * (tokens * (s.act_norm_cache + unfused * (s.act_rope + s.act_mlp / d.tp))
+                         + moe_tokens * s.act_moe / np.maximum(d.tp, d.ep)) / (pp * bw)
+    stage = t_gemm + t_attn + t_comm + t_floor + t_act
     return pp * stage + d.step_overhead_s
 
 

@@ -111,13 +111,17 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
     dev = sv.device_for(hw, 16, per_node)
     d = sv.Deployment(tp=1, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
-    # at one token and a short context the step is bound by reading the dense weights and 2 of 8
-    # experts: the time of those bytes at the elementwise bandwidth plus the per-kernel floors
+    # at one token and a short context the step is bound by reading the dense weights (at the
+    # element-wise bandwidth) and 2 of 8 experts (streamed by the grouped GEMM at its own fraction,
+    # compute.GROUPED_GEMM_STREAM_BW_FRACTION), plus the per-kernel floors
+    from planner_app.core.compute import GROUPED_GEMM_STREAM_BW_FRACTION
+
     bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
     dense = s.dense_linear * 2 + s.lm_head * 2
     floors = s.layers * sv.KERNELS_PER_LAYER * sv.KERNEL_FLOOR_S
     t1 = sv.step_time_s(s, dev, d, 1.0, 0.0, 16.0, 0.0)
-    assert t1 == pytest.approx((dense + 0.25 * s.expert_linear * 2) / bw + floors, rel=0.02)
+    experts_s = 0.25 * s.expert_linear * 2 / (hw.gpu.mem_bw_gb_s * 1e9 * GROUPED_GEMM_STREAM_BW_FRACTION)
+    assert t1 == pytest.approx(dense / bw + experts_s + floors, rel=0.02)
     t64 = sv.step_time_s(s, dev, d, 64.0, 0.0, 16.0, 0.0)
     assert t64 > t1 * 2  # 64 tokens touch all 8 experts: about 3.4x the weight bytes
     ep = run_serve(ServeRequest(model="mixtral-8x7b", gpu="H100 SXM", tp=2, ep=2, isl=1000, osl=500,
@@ -327,3 +331,56 @@ def test_replicas_split_the_load(db):
     assert rate4["tpot_ms"] == pytest.approx(one["tpot_ms"], rel=0.01)
     over = serve(db, model="llama-3.1-8b", tp=1, replicas=4, concurrency=4 * one["max_concurrency"] + 4)
     assert over["saturated"]
+
+
+def test_grouped_expert_gemms_are_slower_than_one_dense_gemm(db):
+    """At prefill sizes the routed experts run as grouped GEMMs of r = tokens x top_k / experts rows:
+    r / (r + R0) of the dense rate (compute.grouped_gemm_time_s), so a step's expert part grows faster
+    than a dense model's GEMMs of the same FLOPs would."""
+    from planner_app.core import compute
+    from planner_app.service.resolve import resolve_hardware
+
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 16, per_node)
+    eff0 = dev.eff.with_changes(gemm_overhead_s=0.0)
+    flops = 2e12
+    dense = compute.gemm_time_s(flops, dev.gemm_peak_tflops, eff0)
+    for rows in (64.0, 512.0, 4096.0):
+        t = compute.grouped_gemm_time_s(0.0, flops, rows, dev.gemm_peak_tflops, eff0, hw.gpu.mem_bw_gb_s)
+        assert t == pytest.approx(dense * (rows + compute.GROUPED_GEMM_R0_FWD) / rows)
+
+
+def test_engines_that_fuse_the_activation_move_fewer_bytes(db):
+    """TensorRT-LLM fuses SwiGLU into the gate-up GEMM and RoPE into attention; vLLM runs them as
+    kernels of their own: at a prefill-heavy step vLLM's step is longer by exactly that traffic."""
+    from planner_app.service.resolve import resolve_hardware
+
+    s = sv.model_shape(db.model("llama-3.1-8b"))
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 16, per_node)
+    fused = sv.Deployment(step_overhead_s=0.0, fused_act=True)
+    plain = sv.Deployment(step_overhead_s=0.0, fused_act=False)
+    t_f = sv.step_time_s(s, dev, fused, 0.0, 4096.0, 0.0, 2048.0)
+    t_p = sv.step_time_s(s, dev, plain, 0.0, 4096.0, 0.0, 2048.0)
+    bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
+    assert t_p - t_f == pytest.approx(4096 * sv.ACT_BYTES * (s.act_rope + s.act_mlp) / bw, rel=1e-6)
+    assert s.act_mlp == 32 * 3 * 14336  # Llama-3.1-8B: 32 layers, SwiGLU over 14,336
+
+
+
+def test_grouped_stream_fraction_is_the_microbenchmarks_median():
+    """GROUPED_GEMM_STREAM_BW_FRACTION recomputed from its data file: the bf16 grouped kernel's weight
+    bytes per second at decode row counts (r <= 64) over the H200's 4.8 TB/s, median."""
+    import json
+    import os
+    import statistics
+
+    from planner_app.core.compute import GROUPED_GEMM_STREAM_BW_FRACTION
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "grouped_gemm_serving_h200.json")
+    with open(path, encoding="utf-8") as f:
+        points = json.load(f)["points"]
+    rates = [p["weight_params"] * 2 / (p["grouped_bf16_ms"] * 1e-3) / 4.8e12 for p in points
+             if p["rows_per_expert"] <= 64]
+    assert len(rates) >= 12
+    assert statistics.median(rates) == pytest.approx(GROUPED_GEMM_STREAM_BW_FRACTION, abs=0.01)
