@@ -80,6 +80,13 @@ def prefill_live_width(model) -> float:
     return max(mlp, attention)
 
 
+# Hugging Face's model forward holds two more hidden-sized tensors per token through every layer: the
+# embeddings' output (LlamaModel.forward keeps ``inputs_embeds``) and the layer's input (the caller's
+# ``hidden_states`` while the layer runs); an H200 allocator trace of generate() at its peak shows
+# both (tests/data/generate_memory_peak_h200.json: embedding, modeling_llama.py:317/323/67 beside the MLP).
+HF_FORWARD_HELD_HIDDEN = 2
+
+
 def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: float | None = None) -> InferenceMemory:
     """Peak memory of serving ``setup.batch`` sequences of ``context_len`` tokens."""
     if not model.is_transformer:
@@ -93,12 +100,21 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
     kv = kv_tok * cached * setup.batch
     prompt_tokens = setup.batch * setup.prompt_len
     logits = prefill_logits_bytes(model, setup, tp)
-    acts = prompt_tokens * prefill_live_width(model) * 2 / tp
-    # Without autograd nothing is kept between layers: the transient is the larger of one
-    # layer's intermediates and the logits at the end of the prefill.
-    transient_logits = logits if logits >= acts else 0.0
-    breakdown = {"parameters": w, "kv_cache": kv, "logits_and_loss": transient_logits,
-                 "activations": acts if acts > logits else 0.0, "other": CUBLAS_WORKSPACE_BYTES}
+    acts = prompt_tokens * (prefill_live_width(model) + HF_FORWARD_HELD_HIDDEN * model.hidden) * 2 / tp
+    # Two candidate peaks. The prefill's: the prompt's cache plus the larger of one layer's
+    # intermediates and the logits at its end (nothing is kept between layers without autograd). The
+    # last decode step's: the whole cache plus DynamicCache.update's copy of one layer's keys (torch.cat
+    # makes the longer tensor while the old one lives; cache_utils.py) and that step's logits.
+    kv_prompt = kv_tok * model.attended_context(setup.prompt_len) * setup.batch
+    prefill_peak = kv_prompt + max(acts, logits)
+    step_logits = setup.batch * model.vocab * (2 + 4) / tp
+    decode_peak = kv + kv / (2 * model.layers) + step_logits
+    if prefill_peak >= decode_peak:
+        breakdown = {"parameters": w, "kv_cache": kv_prompt, "logits_and_loss": logits if logits >= acts else 0.0,
+                     "activations": acts if acts > logits else 0.0, "other": CUBLAS_WORKSPACE_BYTES}
+    else:
+        breakdown = {"parameters": w, "kv_cache": kv + kv / (2 * model.layers), "logits_and_loss": step_logits,
+                     "activations": 0.0, "other": CUBLAS_WORKSPACE_BYTES}
     peak = sum(breakdown.values())
     device = peak * (1 + FRAGMENTATION) + CUDA_CONTEXT_BYTES
     return InferenceMemory(peak_bytes=peak, breakdown=breakdown, kv_cache_bytes=kv, kv_bytes_per_token=kv_tok,

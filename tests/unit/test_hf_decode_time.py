@@ -74,3 +74,31 @@ def test_cudnn_graph_builds_only_where_sdpa_takes_cudnn(db):
     assert a100["decode_s_per_token_first_call"] == pytest.approx(a100["decode_s_per_token"])
     text = " ".join(_time(db)["assumptions"])
     assert "cuDNN" in text and "DynamicCache" in text
+
+
+def test_generate_peak_memory_matches_the_h200_runs(db):
+    """Every generate() run of finetune_runs_h200.json (1B and 7B, batch 16-64): the peak within 2%
+    (the prefill's peak holds the prompt's cache, the embeddings' output and the layer's input beside
+    the MLP's intermediates: tests/data/generate_memory_peak_h200.json)."""
+    from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES
+
+    with open(os.path.join(DATA, "finetune_runs_h200.json"), encoding="utf-8") as f:
+        runs = [c for c in json.load(f)["cases"] if c["name"].startswith("generate") and c.get("use_cache")]
+    assert len(runs) == 6
+    for c in runs:
+        est = _time(db, c["config"], batch=c["batch"], prompt=c["prompt_len"], new=c["new_tokens"])
+        peak = est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES
+        assert abs(peak / c["peak_bytes"] - 1) < 0.02, (c["name"], peak, c["peak_bytes"])
+
+
+def test_long_generations_peak_at_the_last_decode_step(db):
+    """A short prompt and many new tokens: the cache at the end outweighs the prefill's transient."""
+    est = _time(db, "llama-2-7b", batch=8, prompt=128, new=8192)
+    mem = est["memory"]
+    assert mem["breakdown"]["activations"] == 0.0
+    from planner_app.core.hf_config import load_hf_config
+    from planner_app.core.inference import kv_bytes_per_token
+
+    m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
+    full_cache = 8 * (128 + 8192) * kv_bytes_per_token(m, "bf16")
+    assert mem["breakdown"]["kv_cache"] >= full_cache

@@ -1,0 +1,52 @@
+"""Which tensors are alive at the peak of a Hugging Face ``generate()`` call: CUDA caching-allocator
+history (``torch.cuda.memory._record_memory_history``) over one call, saved as a pickle for
+offline replay (``benchmarks/generate_memory_peak.py``).
+
+    python benchmarks/gpu_generate_memory_trace.py --config llama-3.2-1b --batch 32 --prompt 2048 \
+        --out generate_trace.pickle
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gpu_generate_profile as gp  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default="llama-3.2-1b")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--prompt", type=int, default=2048)
+    ap.add_argument("--new", type=int, default=4)
+    ap.add_argument("--out", default="generate_trace.pickle")
+    args = ap.parse_args()
+    import torch
+
+    model, cfg = gp.build(torch, args.config)
+    ids = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt), device="cuda")
+    mask = torch.ones_like(ids)
+    with torch.inference_mode():
+        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=2, do_sample=False)  # warm-up
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        start = torch.cuda.memory_allocated()
+        torch.cuda.memory._record_memory_history(max_entries=400000)
+        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=args.new, do_sample=False)
+        torch.cuda.synchronize()
+        snap = torch.cuda.memory._snapshot()
+        torch.cuda.memory._record_memory_history(enabled=None)
+    out = {"config": args.config, "batch": args.batch, "prompt": args.prompt, "new": args.new,
+           "start_bytes": start, "peak_bytes": torch.cuda.max_memory_allocated(),
+           "device_traces": snap.get("device_traces")}
+    with open(args.out, "wb") as f:
+        pickle.dump(out, f)
+    print(f"start {start / 1e9:.3f} GB, peak {out['peak_bytes'] / 1e9:.3f} GB", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
