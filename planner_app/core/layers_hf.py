@@ -298,15 +298,20 @@ class HFOps:
 
     def rope(self, x: T, cos: T, name) -> T:
         """apply_rotary_pos_emb: (x*cos) + (rotate_half(x)*sin); cos/sin need no grad, so
-        the products save only cos and sin (shared, not per layer)."""
+        the products save only cos and sin (shared, not per layer). q and k arrive transposed
+        (``view(...).transpose(1, 2)``) and cos broadcasts over the heads, so PyTorch runs these ops
+        as non-vectorised kernels (kind "strided": H200 profile of Llama-3.2-1B, 12 non-vectorised
+        bf16 products per layer, tests/data/kernel_profile_h200.json)."""
         dtype = max(x.nbytes, cos.nbytes)
         xc = self.new(x.width, dtype, x.slot, name + ".xcos")
-        self.tr.op(name + ".xcos", [x], [xc])
+        self.tr.op(name + ".xcos", [x], [xc], kind="strided")
         rh = self.new(x.width, x.nbytes, x.slot, name + ".rot")
-        self.tr.op(name + ".rot", [x], [rh])
+        self.tr.op(name + ".rot", [x], [rh], kind="strided")
         rs = self.new(x.width, dtype, x.slot, name + ".rsin")
-        self.tr.op(name + ".rsin", [rh], [rs])
-        return self.add(xc, rs, name + ".out")
+        self.tr.op(name + ".rsin", [rh], [rs], kind="strided")
+        out = self.new(x.width, dtype, x.slot, name + ".out")
+        self.tr.op(name + ".out", [xc, rs], [out], kind="strided")
+        return out
 
 
 # ---- model families -------------------------------------------------------------------------

@@ -148,7 +148,8 @@ def _work(ops) -> tuple:
         else:
             mem.append(_sum(t.vec() for t in op.inputs + op.outputs))
             red.append(op.kind == "reduction")
-            strided.append(any(t.base is not None and t.width < t.storage.width for t in op.inputs))
+            strided.append(op.kind == "strided"
+                           or any(t.base is not None and t.width < t.storage.width for t in op.inputs))
     return (gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits,
             np.array(strided, dtype=bool))
 

@@ -62,3 +62,19 @@ def test_sliced_inputs_run_at_the_strided_bandwidth():
     assert phi3.mem_is_strided.sum() >= 2  # silu(gate) and gate * up read halves of gate_up_proj's output
     assert len(phi3.mem_is_strided) == len(phi3.mem_ops)
     assert llama.mem_is_strided.sum() < phi3.mem_is_strided.sum()
+
+
+def test_rotary_ops_run_as_non_vectorised_kernels():
+    """HF's apply_rotary_pos_emb over transposed q/k: every rope op of a Llama layer is flagged strided
+    (NON_VECTORISED_BW_FRACTION), the MLP's element-wise ops are not."""
+    import os
+
+    from planner_app.core.activations import model_profiles
+    from planner_app.core.hf_config import load_hf_config
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs", "llama-3.2-1b.json")
+    m = load_hf_config(path)
+    prof = model_profiles(m, "lp", 2, "sdpa", "pytorch", False, False, False, None).dense
+    n_strided = int(prof.mem_is_strided.sum())
+    assert n_strided >= 8  # 4 ops each for q and k
+    assert n_strided < len(prof.mem_ops) / 2
