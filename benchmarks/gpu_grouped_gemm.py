@@ -87,6 +87,13 @@ def main():
                     y2 = gm(a, w_d.transpose(-2, -1), offs=offs)
                     torch.autograd.backward([y1, y2], [torch.ones_like(y1), torch.ones_like(y2)])
 
+                w_gu0, w_d0 = w_gu.detach(), w_d.detach()
+
+                def g_fb_frozen():  # frozen experts (LoRA): only the inputs need gradients
+                    y1 = gm(x, w_gu0.transpose(-2, -1), offs=offs)
+                    y2 = gm(a, w_d0.transpose(-2, -1), offs=offs)
+                    torch.autograd.backward([y1, y2], [torch.ones_like(y1), torch.ones_like(y2)])
+
                 def d_fwd():
                     with torch.no_grad():
                         x @ dense_gu
@@ -98,20 +105,22 @@ def main():
                     torch.autograd.backward([y1, y2], [torch.ones_like(y1), torch.ones_like(y2)])
 
                 t = {"grouped_fwd_ms": timed(torch, g_fwd, args.reps), "grouped_fwd_bwd_ms": timed(torch, g_fb, args.reps),
+                     "grouped_fwd_bwd_frozen_ms": timed(torch, g_fb_frozen, args.reps),
                      "dense_fwd_ms": timed(torch, d_fwd, args.reps), "dense_fwd_bwd_ms": timed(torch, d_fb, args.reps)}
                 rec.update(t)
                 rec["flops_fwd"] = flops_fwd
                 rec["grouped_fwd_tflops"] = flops_fwd / t["grouped_fwd_ms"] / 1e9
                 rec["grouped_fwd_bwd_tflops"] = 3 * flops_fwd / t["grouped_fwd_bwd_ms"] / 1e9
+                rec["grouped_fwd_bwd_frozen_tflops"] = 2 * flops_fwd / t["grouped_fwd_bwd_frozen_ms"] / 1e9
                 rec["dense_fwd_tflops"] = flops_fwd / t["dense_fwd_ms"] / 1e9
                 rec["dense_fwd_bwd_tflops"] = 3 * flops_fwd / t["dense_fwd_bwd_ms"] / 1e9
                 rec["max_rows"] = int(counts.max())
                 rec["min_rows"] = int(counts.min())
                 rec["status"] = "ok"
                 print(f"{name:18s} T {T:6d} rows/expert {T * k / E:7.1f}: grouped fwd {rec['grouped_fwd_tflops']:6.0f} "
-                      f"fb {rec['grouped_fwd_bwd_tflops']:6.0f}  dense fwd {rec['dense_fwd_tflops']:6.0f} "
+                      f"fb {rec['grouped_fwd_bwd_tflops']:6.0f} frozen fb {rec['grouped_fwd_bwd_frozen_tflops']:6.0f}  dense fwd {rec['dense_fwd_tflops']:6.0f} "
                       f"fb {rec['dense_fwd_bwd_tflops']:6.0f} TFLOP/s", file=sys.stderr, flush=True)
-                del x, w_gu, w_d, a, dense_gu, dense_d
+                del x, w_gu, w_d, w_gu0, w_d0, a, dense_gu, dense_d
             except Exception as e:  # noqa: BLE001 - a failed point is data
                 rec["status"] = f"error: {type(e).__name__}: {str(e)[:300]}"
                 print(name, T, rec["status"], file=sys.stderr, flush=True)

@@ -32,6 +32,11 @@ CASES = [
     tr._case("qwen3moe30b-6l-full-b2s2048", "qwen3-30b-a3b", 2, 2048, config_dict=tr._reduced("qwen3-30b-a3b", 6)),
     tr._case("gptoss20b-4l-full-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
              config_dict=tr._reduced("gpt-oss-20b", 4)),
+    # the LoRA runs of trainer_runs_h200.json whose step time the engine misses most
+    tr._case("qwen3moe30b-6l-lora-r16-qkvo-b4s2048", "qwen3-30b-a3b", 4, 2048, lora={"r": 16, "target_modules": tr.QKVO},
+             config_dict=tr._reduced("qwen3-30b-a3b", 6)),
+    tr._case("gptoss20b-4l-lora-r16-qkvo-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
+             lora={"r": 16, "target_modules": tr.QKVO}, config_dict=tr._reduced("gpt-oss-20b", 4)),
 ]
 
 CLASSES = (  # first match wins; names as CUDA kernels are named by cuBLAS, CUTLASS, flash, PyTorch
@@ -56,6 +61,11 @@ def profile_case(torch, case, steps):
     from torch.profiler import ProfilerActivity, profile
 
     model, cfg = tr.build(torch, case)
+    if case["lora"]:  # PEFT as gpu_trainer_runs.run_case wraps it (fp32 adapters, PEFT's default)
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=case["lora"]["r"], target_modules=case["lora"]["target_modules"],
+                                                 lora_dropout=case["lora_dropout"], task_type="CAUSAL_LM"))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-5, fused=True)
     g = torch.Generator().manual_seed(0)

@@ -73,6 +73,10 @@ FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70
 # rows per expert; RMS error of the ratio 9.5% forward, 7.4% forward + backward), not to training runs.
 GROUPED_GEMM_R0_FWD = 175.0
 GROUPED_GEMM_R0_BWD = 378.0
+# The data gradient alone (frozen experts under LoRA: torch._grouped_mm's backward skips the weight
+# gradient) runs slower than the forward: R0 = 250 rows, the median of r (t / t_dense - 1) over the 16
+# points of grouped_gemm_h200.json's "grouped_fwd_bwd_frozen_ms" less the forward.
+GROUPED_GEMM_R0_BWD_DATA = 250.0
 # At decode row counts (r <= 64 rows per expert) a grouped GEMM streams its experts' weights at about
 # 0.64 of HBM bandwidth: torch._grouped_mm, one MoE layer's gate-up and down over all experts of
 # Qwen3-30B-A3B, Qwen3-235B-A22B, gpt-oss-120b and DeepSeek-V3 on the H200, median 3.07 TB/s of 4.8
@@ -242,7 +246,7 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         if rows_per_token:
             # one GEMM per expert over its rows r: the grouped kernel runs at r / (r + R0) of a dense GEMM
             rows = top(tokens * rows_per_token, 1.0)
-            r0_bwd = GROUPED_GEMM_R0_FWD if bwd_gemms == 1 else GROUPED_GEMM_R0_BWD
+            r0_bwd = GROUPED_GEMM_R0_BWD_DATA if bwd_gemms == 1 else GROUPED_GEMM_R0_BWD
             fwd = fwd + t * (rows + GROUPED_GEMM_R0_FWD) / rows
             bwd = bwd + bwd_gemms * t * (rows + r0_bwd) / rows
             continue

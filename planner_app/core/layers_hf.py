@@ -408,7 +408,7 @@ def experts_down_and_combine(o: HFOps, m, prod: T, wts: T, eb: int, wg: int) -> 
     o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
             weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg, k / m.experts))
     dnm = o.new(k * h, eb, EXP, "experts.down_masked")
-    o.tr.op("experts.mask2", [dn], [dnm])
+    o.tr.op("experts.mask2", [dn], [dnm], kind="strided")  # masked_fill: a non-vectorised kernel (below)
     weighted = o.mul(dnm, wts, "experts.weighted")
     unperm = o.new(k * h, eb, EXP, "experts.unpermute")
     o.tr.op("experts.unpermute", [weighted], [unperm])
@@ -440,7 +440,9 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
             weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
-    o.tr.op("experts.mask1", [gu], [gum])
+    # masked_fill with a per-row mask runs as a non-vectorised kernel (H200 profiles: 0.34 of HBM,
+    # tests/data/kernel_profile_lora_h200.json)
+    o.tr.op("experts.mask1", [gu], [gum], kind="strided")
     gate = o.view(gum, k * fe, "experts.gate")
     up = o.view(gum, k * fe, "experts.up")
     act = o.new(k * fe, eb, EXP, "experts.silu")
