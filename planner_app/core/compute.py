@@ -75,7 +75,7 @@ GROUPED_GEMM_R0_FWD = 175.0
 GROUPED_GEMM_R0_BWD = 378.0
 # The data gradient alone (frozen experts under LoRA: torch._grouped_mm's backward skips the weight
 # gradient) runs slower than the forward: R0 = 250 rows, the median of r (t / t_dense - 1) over the 16
-# points of grouped_gemm_h200.json's "grouped_fwd_bwd_frozen_ms" less the forward.
+# points of grouped_gemm_frozen_h200.json's "grouped_fwd_bwd_frozen_ms" less the forward.
 GROUPED_GEMM_R0_BWD_DATA = 250.0
 # At decode row counts (r <= 64 rows per expert) a grouped GEMM streams its experts' weights at about
 # 0.64 of HBM bandwidth: torch._grouped_mm, one MoE layer's gate-up and down over all experts of
