@@ -20,8 +20,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PAGES = ["workload", "plan", "compare", "scaling", "search", "serve", "probe", "specs"]
 # Pages shot with another example loaded: (file name, page, example file). compare-serving: Compare
-# with the serving rows of a scenario that has a serve section (issue 15).
-EXTRA = (("compare-serving", "compare", "china-70b-train-and-serve-aws-alibaba-tencent.json"),)
+# with the serving rows of a scenario that has a serve section (issue 15); plan-inference: the Plan
+# page of the inference example (Hugging Face generate(): memory, prefill, decode and what bounds it).
+EXTRA = (("compare-serving", "compare", "china-70b-train-and-serve-aws-alibaba-tencent.json"),
+         ("plan-inference", "plan", "inference-70b-service.json"))
 # (suffix, X screen, window size or None for the app's default on that screen)
 SIZES = (("", "1920x1080", (1440, 900)), ("-default", "1366x768", None))
 
@@ -68,6 +70,8 @@ def shoot_extra(app, out_dir: str, tail: str, size, only=None) -> list[str]:
             continue
         win = open_window(size, [os.path.join(examples_dir(), example)])
         win.nav.setCurrentRow(PAGES.index(page))
+        if page == "plan":
+            wait(app, lambda: win.plan_page.last_estimate is not None)
         if page == "compare":
             wait(app, lambda: bool(win.compare_page.results) and win.compare_page.serving is not None)
             win.compare_page.table.scrollToBottom()  # the serving rows come last

@@ -49,13 +49,17 @@ def test_inference_has_its_own_result_layout(window, qtbot):
     assert page.time_chart.totals[0] == pytest.approx(t["end_to_end_s"])
     assert [e[0] for e in page.time_chart.legend.entries] == ["decode (every generated token)",
                                                              "prefill (time to first token)"]
-    # training-only layout fields are hidden; tensor parallel stays
+    # training-only layout fields are hidden, and so is the host panel (checkpoints, input pipeline);
+    # tensor parallel stays
     assert not page.axes["pp"].isVisibleTo(page) and not page.zero.isVisibleTo(page)
-    assert page.axes["tp"].isVisibleTo(page)
+    assert page.axes["tp"].isVisibleTo(page) and not page.host_panel.isVisibleTo(page)
+    # what bounds the decode is said in words: a 64-sequence generate() on H100s waits for Python
+    assert t["decode_bound"] == "host" and "host-bound" in page.numbers["mfu"].text()
     # back to training: the training labels and fields return
     with qtbot.waitSignal(page.estimated, timeout=20000):
         window.workload_page.mode.set_value("training")
     assert page.number_titles["mfu"].text() == "MFU" and page.axes["pp"].isVisibleTo(page)
+    assert page.host_panel.isVisibleTo(page)
 
 
 def test_an_input_error_leaves_no_old_numbers(window, qtbot):

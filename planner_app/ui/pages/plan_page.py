@@ -259,6 +259,8 @@ class PlanPage(QWidget):
     def _show_mode_fields(self, mode: str) -> None:
         for w in self.training_only:
             self.form.setRowVisible(w, mode != "inference")
+        # checkpoints, host RAM for offloaded states and the input pipeline belong to training runs
+        self.host_panel.setVisible(mode != "inference")
 
     def load_from_doc(self):
         self._loading = True
