@@ -402,7 +402,10 @@ def _running_state(s, dev, d, running, isl, osl):
     decode_ctx = isl + osl / 2.0
     t_dec = step_time_s(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
     t_mix = step_time_s(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
-    t_avg = (1 - frac_chunk) * t_dec + frac_chunk * t_mix
+    # attention-DP ranks run in lock-step (the experts' all-to-all joins them at every MoE layer), so a
+    # step is a mixed one when any of the adp ranks carries a chunk (ranks independent; adp 1: its own)
+    any_chunk = 1.0 - (1.0 - frac_chunk) ** adp
+    t_avg = (1 - any_chunk) * t_dec + any_chunk * t_mix
     # TTFT: the prompt's chunks, half a step to the next step boundary, and the wait for the
     # prefill: where the budget is exhausted, Little's law on the requests not yet decoding; below
     # that, prompts queue behind each other's prefill as in an M/D/1 queue (Pollaczek-Khinchine

@@ -384,3 +384,20 @@ def test_grouped_stream_fraction_is_the_microbenchmarks_median():
              if p["rows_per_expert"] <= 64]
     assert len(rates) >= 12
     assert statistics.median(rates) == pytest.approx(GROUPED_GEMM_STREAM_BW_FRACTION, abs=0.01)
+
+
+def test_attention_dp_ranks_wait_for_the_one_carrying_a_prefill(db):
+    """With attention data parallelism the ranks meet at every MoE layer: a step carries a prefill
+    when any rank does, so the same per-rank load decodes more slowly than on one rank alone (ep 1:
+    the per-rank work is otherwise the same)."""
+    from planner_app.service.resolve import resolve_hardware
+
+    s = sv.model_shape(db.model("deepseek-v3"))
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 8, per_node)
+    kw = dict(tp=1, ep=1, weight_bytes=1.0, kv_bytes=1.0, max_num_seqs=256, max_batched_tokens=8192,
+              step_overhead_s=0.0)
+    _, tpot8, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=8, **kw), 512.0, 1024.0, 1024.0)
+    _, tpot1, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
+    t_dec = sv.step_time_s(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 0.0, 1536.0, 512.0)
+    assert t_dec < tpot1 < tpot8
