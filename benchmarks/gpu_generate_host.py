@@ -37,12 +37,20 @@ CASES = [("llama-2-7b", 16, 1024), ("llama-2-7b", 32, 1024), ("llama-2-7b", 64, 
          ("llama-3.2-1b", 16, 2048), ("llama-3.2-1b", 32, 2048), ("llama-3.2-1b", 64, 2048)]
 
 
-def build(torch, layers, config="llama-3.2-1b"):
+def build(torch, layers, config="llama-3.2-1b", changes=None):
+    """A config of tests/data/hf_configs with random bf16 weights on the GPU, SDPA, ready for greedy
+    generate() (eos disabled, KV cache on); ``layers``: keep that many (0: all), per-layer lists cut to
+    match; ``changes``: other config fields to override."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     d = dict(base.hf_config(config))
+    d.update(changes or {})
     if layers:
         d["num_hidden_layers"] = layers
+        if "layer_types" in d:
+            d["layer_types"] = d["layer_types"][:layers]
+        if "max_window_layers" in d:
+            d["max_window_layers"] = min(d["max_window_layers"], layers)
     mt = d.pop("model_type")
     cfg = AutoConfig.for_model(mt, **d)
     with torch.device("cuda"):

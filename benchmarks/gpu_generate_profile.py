@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import gpu_finetune_runs as base  # noqa: E402
+import gpu_generate_host as gh  # noqa: E402  (model building)
 import gpu_kernel_profile as kp  # noqa: E402  (kernel classes)
 
 # (config, batch, prompt, new tokens): the six generate-* cases of finetune_runs_h200.json first,
@@ -40,19 +40,7 @@ SYNC_OPS = ("aten::item", "aten::_local_scalar_dense")
 
 
 def build(torch, config):
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    d = dict(base.hf_config(config))
-    mt = d.pop("model_type")
-    cfg = AutoConfig.for_model(mt, **d)
-    with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa")
-    model.eval()
-    g = model.generation_config
-    g.eos_token_id = None
-    g.pad_token_id = 0
-    g.use_cache = True
-    return model, cfg
+    return gh.build(torch, 0, config)
 
 
 def profile_counts(torch, gen, n):
@@ -156,22 +144,7 @@ def run_host_scan(torch):
     for config, layers, extra in HOST_SCAN:
         extra = dict(extra)
         no_cudnn = extra.pop("_no_cudnn", False)
-        d = dict(base.hf_config(config))
-        d.update(extra, num_hidden_layers=layers)
-        for key in ("layer_types",):
-            if key in d:
-                d[key] = d[key][:layers]
-        if "max_window_layers" in d:
-            d["max_window_layers"] = min(d["max_window_layers"], layers)
-        from transformers import AutoConfig, AutoModelForCausalLM
-
-        mt = d.pop("model_type")
-        cfg = AutoConfig.for_model(mt, **d)
-        with torch.device("cuda"):
-            model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa")
-        model.eval()
-        g = model.generation_config
-        g.eos_token_id, g.pad_token_id, g.use_cache = None, 0, True
+        model, cfg = gh.build(torch, layers, config, changes=extra)
         ids = torch.randint(0, cfg.vocab_size, (1, 128), device="cuda")
         mask = torch.ones_like(ids)
         torch.backends.cuda.enable_cudnn_sdp(not no_cudnn)

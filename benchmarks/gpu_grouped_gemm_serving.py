@@ -18,9 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_grouped_gemm import timed  # noqa: E402  (CUDA events, median after warm-up)
 
 SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_configs/
     "qwen3-30b-a3b": (2048, 768, 128, 8),
@@ -29,20 +31,6 @@ SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_c
     "deepseek-v3": (7168, 2048, 256, 8),
 }
 ROWS = (2, 8, 32, 64, 128, 256, 512, 1024, 2048)
-
-
-def timed(torch, fn, reps):
-    for _ in range(3):
-        fn()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1))
-    return statistics.median(ts)
 
 
 def main():

@@ -25,6 +25,17 @@ def pct(x):
     return f"{x * 100:+.1f}%"
 
 
+def stdout_of(fn) -> str:
+    """What a benchmark's main() prints (its markdown tables)."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fn()
+    return buf.getvalue()
+
+
 def memory_section(out):
     from memory_accuracy import compare
 
@@ -91,14 +102,9 @@ def inference_section(out):
 
 def generate_section(out):
     """Decode time of Hugging Face eager decoding (benchmarks/generate_accuracy.py's table, regenerated)."""
-    import contextlib
-    import io
-
     import generate_accuracy
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        generate_accuracy.main()
+    tables = stdout_of(generate_accuracy.main)
     out.append("## Hugging Face eager decoding: time per token (one H200, issue 14)\n")
     out.append(
         "`--mode inference` estimates what users run with transformers (`generate()`, or a hand-written loop with "
@@ -117,7 +123,7 @@ def generate_section(out):
         "loop's first calls (57-63 ms for every model) are over-estimated by 13-21%, as if part of the cuDNN build "
         "overlapped the host's dispatch. Nothing was fitted to these tables: `launch_s` comes from the training "
         "step-time runs, the cache copy from transformers' code, the build time from the cold/warm difference.\n")
-    out.append(buf.getvalue())
+    out.append(tables)
 
 
 def published_memory_section(out):
@@ -261,14 +267,9 @@ def llm_analysis_section(out):
 def finetune_section(out):
     """Fine-tuning (issue 14): the plain-loop and Trainer runs against the engine
     (benchmarks/finetune_accuracy.py's table, regenerated)."""
-    import contextlib
-    import io
-
     import finetune_accuracy
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        finetune_accuracy.main()
+    tables = stdout_of(finetune_accuracy.main)
     out.append("## Fine-tuning runs of issue 14 (one H200)\n")
     out.append(
         "Two sets of runs on one H200 (torch 2.11+cu130, transformers 5.17, PEFT 0.21, bitsandbytes 0.50.2 carried as "
@@ -318,19 +319,14 @@ def finetune_section(out):
         "Fitted, not predicted: the fused AdamW step's bandwidth fraction (`FUSED_ADAMW_BW_FRACTION` = 0.6) comes "
         "from the two fused runs here (7B and 1B on this GPU); the grouped-GEMM R0 and the bitsandbytes rates from "
         "the microbenchmarks above; every other number of the engine used by these cases comes from first principles and earlier, separate measurements.\n")
-    out.append(buf.getvalue())
+    out.append(tables)
 
 
 def decode_section(out):
     """Serving (issue 15): the serving model's decode step against our own H200 decode loop."""
-    import contextlib
-    import io
-
     import decode_accuracy
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        decode_accuracy.main()
+    tables = stdout_of(decode_accuracy.main)
     out.append("## Serving decode step against a CUDA-graph decode loop (one H200, issue 15)\n")
     out.append("`python benchmarks/gpu_decode_runs.py` times one decode step of Llama-3.1-8B (bf16, random weights, "
                "static KV cache, SDPA over the whole cached context, the step captured as a CUDA graph) at batch "
@@ -345,7 +341,7 @@ def decode_section(out):
                "too: its 1,230 kernels per step add 1.2-3.6 ms, which the model (an engine's fused layer, "
                "KERNELS_PER_LAYER = 10) does not carry, so it is 14-29% fast there. Nothing was fitted to these "
                "points.\n")
-    out.append(buf.getvalue())
+    out.append(tables)
 
 
 def extra_sections(out):
