@@ -98,6 +98,11 @@ def grouped_gemm_time_s(weight_bytes, flops, rows_per_expert, peak_tflops, eff: 
 # fused projection (Phi-3's chunked gate_up: non-vectorised BinaryFunctor kernels, 20 ms of its step,
 # tests/data/kernel_profile_h200.json).
 NON_VECTORISED_BW_FRACTION = 0.5
+# Score-sized kernels over rows of seq + 1 elements (gpt-oss's sink column, modeling_gpt_oss.py): a
+# row length that is not a multiple of 8 defeats vectorised loads. H200 microbenchmark (tests/data/
+# softmax_rows_h200.json, 262,144 rows): softmax forward + backward over 2,049 columns took 1.61x (bf16)
+# and 1.37x (fp32) the time over 2,048; bf16 forward alone 2.06x.
+UNALIGNED_ROW_SPEED = 0.62
 
 # The memory-efficient SDPA kernel with an explicit mask runs at this fraction of
 # FlashAttention's speed (xformers-style kernel, no block skipping); an estimate.
@@ -280,6 +285,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
         score_sized = _column(profile.mem_ops[:, TPS], nbytes) * factors_vec[TPS] > 0.5 * nbytes
         strided = _column(profile.mem_is_strided, nbytes) if len(profile.mem_is_strided) else False
         e = np.where((score_sized | strided) & ~red, np.minimum(e, NON_VECTORISED_BW_FRACTION), e)
+        if len(profile.mem_is_unaligned):
+            e = np.where(_column(profile.mem_is_unaligned, nbytes), e * UNALIGNED_ROW_SPEED, e)
         t_ops = nbytes / (gpu.mem_bw_gb_s * 1e9 * e)
         t_fwd = np.maximum(t_ops, floor)
         mem_f = t_fwd.sum(axis=0)

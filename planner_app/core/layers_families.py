@@ -122,16 +122,16 @@ def _eager(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, mask: bool, name: s
         masked = o.new(h, max(x.nbytes, o.param_bytes), TPS, name + ".masked")
         o.tr.op(name + ".mask", [x], [masked])
         x = masked
-    if m.attn_sinks:
+    if m.attn_sinks:  # rows of seq + 1 from here to the softmax (compute.UNALIGNED_ROW_SPEED)
         cat = o.new(h, x.nbytes, TPS, name + ".with_sinks")
-        o.tr.op(name + ".cat_sinks", [x], [cat])
+        o.tr.op(name + ".cat_sinks", [x], [cat], unaligned=True)
         idx = o.new(h, 8, TP, name + ".max_idx", requires_grad=False)
-        o.tr.op(name + ".row_max", [cat], [idx], saved=[idx], kind="reduction")
+        o.tr.op(name + ".row_max", [cat], [idx], saved=[idx], kind="reduction", unaligned=True)
         x = o.new(h, cat.nbytes, TPS, name + ".centred")
-        o.tr.op(name + ".sub_max", [cat, idx], [x])
+        o.tr.op(name + ".sub_max", [cat, idx], [x], unaligned=True)
     if m.attn_sinks or m.family == "falcon":  # softmax(x, dtype=x.dtype): its output is saved and used
         probs = o.new(h, q16.nbytes, TPS, name + ".softmax")
-        o.tr.op(name + ".softmax", [x], [probs], saved=[probs], kind="reduction")
+        o.tr.op(name + ".softmax", [x], [probs], saved=[probs], kind="reduction", unaligned=bool(m.attn_sinks))
         p16 = probs
     else:
         probs = o.new(h, 4, TPS, name + ".softmax")

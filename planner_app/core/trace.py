@@ -87,6 +87,7 @@ class Op:
     gemm: tuple | None = None
     attn_flops: float = 0.0  # attention-kernel FLOPs per token per key position (QK^T and PV)
     kind: str = "elementwise"  # "gemm", "attention", "elementwise", "reduction", "none"
+    unaligned: bool = False  # rows whose length is not a multiple of 8 elements (UNALIGNED_ROW_SPEED)
 
 
 @dataclass
@@ -129,11 +130,12 @@ class LayerProfile:
     mem_ops: np.ndarray = field(default_factory=lambda: np.zeros((0, SLOTS)))  # bytes moved per memory-bound op
     mem_is_reduction: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     mem_is_strided: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # reads a slice of a wider tensor
+    mem_is_unaligned: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # odd row lengths
 
 
 def _work(ops) -> tuple:
     """The forward's work: GEMM shapes, attention FLOPs and the traffic of every other kernel."""
-    gemms, attn, bmm, mem, red, masked, attn_bits, strided = [], 0.0, 0.0, [], [], False, 0, []
+    gemms, attn, bmm, mem, red, masked, attn_bits, strided, unaligned = [], 0.0, 0.0, [], [], False, 0, [], []
     for op in ops:
         if op.kind == "none":
             continue
@@ -150,8 +152,9 @@ def _work(ops) -> tuple:
             red.append(op.kind == "reduction")
             strided.append(op.kind == "strided"
                            or any(t.base is not None and t.width < t.storage.width for t in op.inputs))
+            unaligned.append(op.unaligned)
     return (gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits,
-            np.array(strided, dtype=bool))
+            np.array(strided, dtype=bool), np.array(unaligned, dtype=bool))
 
 
 class Trace:
@@ -169,11 +172,11 @@ class Trace:
         return t
 
     def op(self, name, inputs, outputs, saved=(), weight_grad_bytes=0.0, weight_grad_temp=0.0,
-           bwd_temp=None, fwd_temp=None, gemm=None, attn_flops=0.0, kind=None) -> None:
+           bwd_temp=None, fwd_temp=None, gemm=None, attn_flops=0.0, kind=None, unaligned=False) -> None:
         if kind is None:
             kind = "gemm" if gemm else ("attention" if attn_flops else "elementwise")
         self.ops.append(Op(name, list(inputs), list(outputs), list(saved), weight_grad_bytes,
-                           weight_grad_temp, bwd_temp, fwd_temp, gemm, attn_flops, kind))
+                           weight_grad_temp, bwd_temp, fwd_temp, gemm, attn_flops, kind, unaligned))
 
 
 def _sum(vecs) -> np.ndarray:
@@ -273,9 +276,9 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
     grad_in = grads.get(x_in.storage.idx, x_in.storage.vec())
 
     terms = [(storages[s].name or f"t{s}", mem(storages[s])) for s in sorted(saved_storages)]
-    gemms, attn, masked, bmm, mem_ops, mem_red, attn_bits, mem_strided = _work(ops)
+    gemms, attn, masked, bmm, mem_ops, mem_red, attn_bits, mem_strided, mem_unaligned = _work(ops)
     return LayerProfile(gemms=gemms, attn_flops=attn, attn_masked=masked, bmm_flops=bmm, mem_ops=mem_ops,
-        mem_is_reduction=mem_red, attn_bits=attn_bits, mem_is_strided=mem_strided,
+        mem_is_reduction=mem_red, attn_bits=attn_bits, mem_is_strided=mem_strided, mem_is_unaligned=mem_unaligned,
         saved=saved_vec, output=out_vec, ckpt_input=in_vec,
         fwd_events=np.array(fwd_levels), nograd_events=np.array(nograd_levels),
         bwd_events=np.array(bwd_levels) if bwd_levels else np.zeros((1, 3, SLOTS)),

@@ -78,3 +78,26 @@ def test_rotary_ops_run_as_non_vectorised_kernels():
     n_strided = int(prof.mem_is_strided.sum())
     assert n_strided >= 8  # 4 ops each for q and k
     assert n_strided < len(prof.mem_ops) / 2
+
+
+def test_sink_rows_run_at_the_unaligned_rate():
+    """gpt-oss concatenates a sink logit to every score row: the concatenation, the row max, the
+    centring and the softmax run over seq + 1 columns at UNALIGNED_ROW_SPEED (H200 microbenchmark,
+    tests/data/softmax_rows_h200.json); other families have no such ops."""
+    import json
+    import os
+
+    from planner_app.core.activations import model_profiles
+    from planner_app.core.compute import UNALIGNED_ROW_SPEED
+    from planner_app.core.hf_config import load_hf_config
+
+    data = os.path.join(os.path.dirname(__file__), "..", "data")
+    m = load_hf_config(os.path.join(data, "hf_configs", "gpt-oss-20b.json"))
+    prof = model_profiles(m, "lp", 2, "eager", "pytorch", False, False, False, None).moe
+    assert int(prof.mem_is_unaligned.sum()) == 4
+    llama = load_hf_config(os.path.join(data, "hf_configs", "llama-3.2-1b.json"))
+    assert not model_profiles(llama, "lp", 2, "eager", "pytorch", False, False, False, None).dense.mem_is_unaligned.any()
+    with open(os.path.join(data, "softmax_rows_h200.json"), encoding="utf-8") as f:
+        pts = {(p["dtype"], p["cols"]): p for p in json.load(f)["points"]}
+    ratio = pts[("bfloat16", 2048)]["softmax_fwd_bwd_ms"] / pts[("bfloat16", 2049)]["softmax_fwd_bwd_ms"]
+    assert ratio == pytest.approx(UNALIGNED_ROW_SPEED, abs=0.01)
