@@ -35,6 +35,11 @@ MODEL_GEMM_WARM_S = 3.0
 MODEL_GEMM_TIMED_S = 3.0
 MODEL_GEMM_MIN_ROUNDS = 3
 COPY_BYTES = 2 << 30  # 2 GiB: far beyond any L2 (H100/H200: 50-60 MB)
+# Host cost of eager PyTorch: an RMSNorm written as Hugging Face writes it (LlamaRMSNorm.forward: cast,
+# pow, mean, add, rsqrt, multiply, cast back, weight product: 8 ops) called as an nn.Module on a tiny
+# CUDA tensor, so the host, not the GPU, sets the pace; seconds per op over DISPATCH_CALLS calls.
+DISPATCH_CALLS = 400
+DISPATCH_OPS_PER_CALL = 8
 
 
 class Cancelled(Exception):
@@ -222,6 +227,36 @@ class TorchBackend:
             return self.time_fn(fn, reps)
         finally:
             del host, dev
+
+    def dispatch(self, reps: int) -> list[float]:
+        """Seconds of host time per eager op (DISPATCH_CALLS module calls of DISPATCH_OPS_PER_CALL ops)."""
+        t = self.torch
+
+        class Norm(t.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = t.nn.Parameter(t.ones(64, dtype=t.bfloat16))
+
+            def forward(self, x):
+                dtype = x.dtype
+                x = x.to(t.float32)
+                var = x.pow(2).mean(-1, keepdim=True)
+                x = x * t.rsqrt(var + 1e-6)
+                return self.weight * x.to(dtype)
+
+        norm = Norm().to(self.device)
+        x = t.randn(1, 64, device=self.device, dtype=t.bfloat16)
+        out = []
+        with t.no_grad():
+            for r in range(reps + 1):
+                self.sync()
+                t0 = time.perf_counter()
+                for _ in range(DISPATCH_CALLS):
+                    norm(x)
+                self.sync()
+                if r:  # the first round warms up
+                    out.append((time.perf_counter() - t0) / (DISPATCH_CALLS * DISPATCH_OPS_PER_CALL))
+        return out
 
     def free(self):
         if self.kind in ("cuda", "rocm"):
@@ -426,6 +461,14 @@ def run_benchmarks(backend: str = "auto", quick: bool = False, progress=None, ca
             notes.append(f"{what} {dtype or ''} {shape or ''}: {type(e).__name__}: {str(e)[:160]}")
         finally:
             be.free()
+    dispatch = None
+    if gpu and hasattr(be, "dispatch") and not cancelled():
+        try:
+            st = _stats(be.dispatch(7))
+            dispatch = {"us_per_op": st["median_s"] * 1e6, "ops_per_call": DISPATCH_OPS_PER_CALL,
+                        "what": "host time per eager op of an HF-style RMSNorm nn.Module on a tiny tensor", **st}
+        except Exception as e:  # noqa: BLE001 - the GEMM and bandwidth results stay
+            notes.append(f"dispatch: {type(e).__name__}: {str(e)[:160]}")
     model_rows = []
     if gpu and hasattr(be, "model_gemms") and be.kind in ("cuda", "rocm") and not cancelled():
         shapes = []
@@ -450,4 +493,4 @@ def run_benchmarks(backend: str = "auto", quick: bool = False, progress=None, ca
     if be.kind == "mps":
         notes.append("mps: no device events; host-timed after synchronize; no NVML telemetry")
     return {"device": info, "backend": be.name, "gemm": gemm_rows, "model_gemm": model_rows, "gemm_best_tflops": best,
-            "bandwidth": bw_rows, "notes": notes, "quick": quick}
+            "bandwidth": bw_rows, "dispatch": dispatch, "notes": notes, "quick": quick}

@@ -37,6 +37,11 @@ GUARD_STEPS = 20
 # over this reference, rather than replacing it with the copy's fraction (which made every H200
 # step 2-5% too fast: docs/validation.md, "Calibration").
 REFERENCE_COPY_FRACTION = 4214.19 / 4800.0
+# Host time per eager PyTorch op of the probe's dispatch test (bench.py TorchBackend.dispatch) on the
+# machine the eager framework's launch_s was measured on (compute.FRAMEWORK_LAUNCH_S: H200, 16-core
+# Xeon): 9.1 us, median of 5 runs of 7 (9.0-13.3; tests/data/dispatch_h200.json). A profile scales
+# launch_s by the host it was probed on against this.
+REFERENCE_DISPATCH_US_PER_OP = 9.1
 # Its best isolated bf16 GEMM (8192^3): 785.8 TFLOP/s of 989 (the same file).
 REFERENCE_GEMM_FRACTION = 785.81 / 989.0  # the fraction kept is searched from 1 down to 0 in steps of 1/GUARD_STEPS
 
@@ -53,6 +58,7 @@ class CalibrationProfile:
     gemm_source: str = "square"  # "model": sustained model-shaped GEMMs; "square": isolated square sweep
     kept_fraction: float | None = None  # set by guard_profile: 1 kept, 0 discarded, None not checked
     checks: list = field(default_factory=list)  # guard_profile's per-run errors
+    dispatch_us_per_op: float | None = None  # the probe's eager dispatch test (bench.py), when it ran
 
     def summary(self) -> Text:
         e = self.efficiency
@@ -66,6 +72,10 @@ class CalibrationProfile:
                               gemm=e.gemm_max, us=e.gemm_overhead_s * 1e6))
         parts.append(Text(QT_TRANSLATE_NOOP("Engine", "memory-bound kernels {bw:.0%} of HBM bandwidth"),
                           bw=e.bw_elementwise))
+        if self.dispatch_us_per_op:
+            parts.append(Text(QT_TRANSLATE_NOOP("Engine", "eager dispatch {us:.1f} us per op on the host "
+                                                          "({ratio:.2f}x the reference host)"),
+                              us=self.dispatch_us_per_op, ratio=self.dispatch_us_per_op / REFERENCE_DISPATCH_US_PER_OP))
         if self.intra_busbw_gb_s:
             parts.append(Text(QT_TRANSLATE_NOOP("Engine", "intra-node bus bandwidth {gb_s:.0f} GB/s"),
                               gb_s=self.intra_busbw_gb_s))
@@ -211,6 +221,9 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
         frac = min(base.bw_elementwise * (copy["gbps"] / gpu.mem_bw_gb_s) / REFERENCE_COPY_FRACTION, 1.0)
         changes["bw_elementwise"] = frac
         changes["bw_reduction"] = frac * base.bw_reduction / base.bw_elementwise
+    dispatch = result.get("dispatch") or {}
+    if dispatch.get("us_per_op"):  # eager dispatch: a faster or slower host than the reference's
+        changes["launch_s"] = base.launch_s * dispatch["us_per_op"] / REFERENCE_DISPATCH_US_PER_OP
     intra = inter = None
     if collectives:
         rows = [r for r in collectives.get("rows", []) if r["collective"] == "all_reduce"]
@@ -222,7 +235,8 @@ def profile_from_result(name: str, result: dict, gpu, framework: str = "pytorch"
                 intra = best
     return CalibrationProfile(name=name, device=result.get("device", {}).get("name", "?"), gpu_id=gpu.id,
                               efficiency=base.with_changes(**changes), intra_busbw_gb_s=intra,
-                              inter_busbw_gb_s=inter, gemm_source=source)
+                              inter_busbw_gb_s=inter, gemm_source=source,
+                              dispatch_us_per_op=dispatch.get("us_per_op"))
 
 
 def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -> Efficiency:
@@ -233,7 +247,8 @@ def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -
         return measured
     if keep <= 0.0:
         return measured.with_changes(gemm_curves=(), gemm_max=base.gemm_max, gemm_overhead_s=base.gemm_overhead_s,
-                                     bw_elementwise=base.bw_elementwise, bw_reduction=base.bw_reduction)
+                                     bw_elementwise=base.bw_elementwise, bw_reduction=base.bw_reduction,
+                                     launch_s=base.launch_s)
     curves = []
     for bits, xs, es in measured.gemm_curves:
         peak = _peak_or_none(gpu, bits) or 1.0
@@ -251,7 +266,8 @@ def blend_efficiency(base: Efficiency, measured: Efficiency, keep: float, gpu) -
                                  gemm_overhead_s=base.gemm_overhead_s + keep * (measured.gemm_overhead_s
                                                                                - base.gemm_overhead_s),
                                  bw_elementwise=rate(base.bw_elementwise, measured.bw_elementwise),
-                                 bw_reduction=rate(base.bw_reduction, measured.bw_reduction))
+                                 bw_reduction=rate(base.bw_reduction, measured.bw_reduction),
+                                 launch_s=base.launch_s + keep * (measured.launch_s - base.launch_s))
 
 
 def guard_profile(profile: CalibrationProfile, gpu, cases: list[dict], framework: str = "pytorch") -> CalibrationProfile:

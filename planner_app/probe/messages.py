@@ -67,6 +67,10 @@ def check_bench(r: dict) -> dict:
     for i, b in enumerate(_list_of_dicts(k, "result.bandwidth", r.get("bandwidth"))):
         _text(k, f"result.bandwidth[{i}].kind", b.get("kind"), 40)
         _num(k, f"result.bandwidth[{i}].gbps", b.get("gbps"), 0.0, MAX_GBPS, above=True)
+    dispatch = r.get("dispatch")
+    if dispatch is not None:  # calibration scales launch_s by it: a positive time below a second
+        _need(k, "result.dispatch", isinstance(dispatch, dict), "an object or null")
+        _num(k, "result.dispatch.us_per_op", dispatch.get("us_per_op"), 0.0, 1e6, above=True)
     best = r.get("gemm_best_tflops", {})
     _need(k, "result.gemm_best_tflops", isinstance(best, dict), "an object")
     for dtype, v in best.items():

@@ -639,6 +639,10 @@
         <translation>访存受限内核达 HBM 带宽的 {bw:.0%}</translation>
     </message>
     <message>
+        <source>eager dispatch {us:.1f} us per op on the host ({ratio:.2f}x the reference host)</source>
+        <translation>主机上 eager 模式每个算子的调度开销 {us:.1f} us（为参考主机的 {ratio:.2f} 倍）</translation>
+    </message>
+    <message>
         <source>intra-node bus bandwidth {gb_s:.0f} GB/s</source>
         <translation>节点内总线带宽 {gb_s:.0f} GB/s</translation>
     </message>

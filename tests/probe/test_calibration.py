@@ -220,3 +220,38 @@ def test_impossible_model_gemm_rows_are_refused(key, value):
     r["model_gemm"][3][key] = value
     with pytest.raises(MessageError, match=rf"model_gemm\[3\]\.{key}"):
         check_bench(r)
+
+
+def test_a_probed_host_scales_the_eager_dispatch_cost(db, gpu):
+    """The probe's dispatch test (an HF-style RMSNorm module, bench.py) against the reference host:
+    a host twice as slow per op doubles launch_s, which is what Hugging Face generate() waits for; the
+    reference host's own figure leaves it as it is; the never-worse rule blends it back like the rest."""
+    from planner_app.core.estimate import Hardware
+    from planner_app.core.setup import InferenceSetup
+    from planner_app.core.timing import inference_time
+    from planner_app.probe.calibration import REFERENCE_DISPATCH_US_PER_OP, blend_efficiency
+
+    ref = _load("dispatch_h200.json")
+    assert REFERENCE_DISPATCH_US_PER_OP == pytest.approx(ref["us_per_op"], abs=0.05)
+    result = _load("probe_calibration_h200.json")
+    base = default_efficiency(gpu, "pytorch")
+    same = profile_from_result("same", {**result, "dispatch": {"us_per_op": REFERENCE_DISPATCH_US_PER_OP}}, gpu)
+    slow = profile_from_result("slow", {**result, "dispatch": {"us_per_op": 2 * REFERENCE_DISPATCH_US_PER_OP}}, gpu)
+    assert same.efficiency.launch_s == pytest.approx(base.launch_s)
+    assert slow.efficiency.launch_s == pytest.approx(2 * base.launch_s)
+    assert "eager dispatch" in slow.summary()
+    assert blend_efficiency(base, slow.efficiency, 0.0, gpu).launch_s == pytest.approx(base.launch_s)
+    model = resolve_model("llama-3.2-1b", db)
+    setup = InferenceSetup(batch=1, prompt_len=128, new_tokens=64, attention="sdpa", api="generate")
+    t_base = inference_time(model, Hardware(gpu=gpu), setup)["decode_host_s_per_token"]
+    t_slow = inference_time(model, Hardware(gpu=gpu, calibration=slow), setup)["decode_host_s_per_token"]
+    assert t_slow > 1.8 * t_base
+
+
+@pytest.mark.parametrize("value", [0, -3.0, float("nan"), "fast"])
+def test_an_impossible_dispatch_figure_is_refused(gpu, value):
+    from planner_app.core.errors import InputError
+
+    result = _load("probe_calibration_h200.json")
+    with pytest.raises(InputError, match="dispatch"):
+        profile_from_result("bad", {**result, "dispatch": {"us_per_op": value}}, gpu)
