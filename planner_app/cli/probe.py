@@ -58,7 +58,8 @@ def run(args) -> int:
     gpu = match_gpu(db, dev_name) if result["device"].get("kind") != "cpu" else None
     out.update(device=result["device"], backend=result["backend"], gemm=result["gemm"],
                model_gemm=result.get("model_gemm", []),
-               gemm_best_tflops=result["gemm_best_tflops"], bandwidth=result["bandwidth"], notes=result["notes"])
+               gemm_best_tflops=result["gemm_best_tflops"], bandwidth=result["bandwidth"],
+               dispatch=result.get("dispatch"), notes=result["notes"])
     out["device"]["spec_gpu_id"] = gpu.id if gpu else None
     out["verdicts"] = all_verdicts(result, gpu, out["inventory"])
     if args.validate:
@@ -92,6 +93,8 @@ def run(args) -> int:
               f"{'GFLOP/s' if result['device'].get('kind') == 'cpu' else 'TFLOP/s'}")
     for b in result["bandwidth"]:
         print(f"  {b['kind']:12s} {b['gbps']:10,.1f} GB/s  ({b['convention']})")
+    if result.get("dispatch"):
+        print(f"  {'dispatch':12s} {result['dispatch']['us_per_op']:10,.1f} us per eager op (host)")
     print("Verdicts:")
     for v in out["verdicts"] or [{"text": "none (no datasheet to compare with)"}]:
         print(f"  - {v['text']}")

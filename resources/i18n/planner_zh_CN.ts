@@ -2043,6 +2043,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>实时遥测（已关闭：NVML 未检测到 NVIDIA GPU）</translation>
     </message>
     <message>
+        <source>eager dispatch (host)</source>
+        <translation>eager 调度（主机）</translation>
+    </message>
+    <message>
+        <source>us per op</source>
+        <translation>us / 算子</translation>
+    </message>
+    <message>
         <source>{dev} with {backend}: best GEMM {t:,.1f} {unit}</source>
         <translation>{dev}（{backend}）：最佳 GEMM {t:,.1f} {unit}</translation>
     </message>

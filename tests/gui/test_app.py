@@ -464,3 +464,20 @@ def test_scaling_node_field_says_what_is_allowed(window, qtbot):
     qtbot.keyClicks(sp.nodes, "4,8")
     qtbot.waitUntil(lambda: not sp.error.text() and sorted({p.nodes for v in sp.curves.values() for p in v}) == [4, 8],
                     timeout=15000)
+
+
+def test_a_gpu_probe_result_shows_the_hosts_dispatch_cost(window):
+    """An H200 probe result (tests/data/probe_h200.json) with the dispatch test: its row is in the
+    results table, in us per op."""
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "probe_h200.json")
+    with open(path, encoding="utf-8") as f:
+        res = json.load(f)
+    res["dispatch"] = {"us_per_op": 9.5}
+    pp = window.probe_page
+    pp._show_result(("bench", res))
+    rows = {r["what"]: r for r in pp.res_model.rows}
+    assert rows["eager dispatch (host)"]["value"] == 9.5 and rows["eager dispatch (host)"]["unit"] == "us per op"
+    assert len(pp.res_model.rows) == len(res["gemm"]) + len(res["bandwidth"]) + 1

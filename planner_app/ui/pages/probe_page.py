@@ -346,6 +346,9 @@ class ProbePage(QWidget):
                  "unit": unit} for r in res["gemm"]]
         rows += [{"what": b["kind"], "size": f"{b.get('bytes', 0) / 2**20:,.0f} MiB" if b.get("bytes") else "",
                   "value": b["gbps"], "unit": "GB/s"} for b in res["bandwidth"]]
+        if res.get("dispatch"):  # the host's cost per eager op (calibrates launch_s)
+            rows.append({"what": self.tr("eager dispatch (host)"), "size": "",
+                         "value": res["dispatch"]["us_per_op"], "unit": self.tr("us per op")})
         self.res_model.set_rows(rows)
         self.verdicts.clear()
         for v in all_verdicts(res, self.gpu, []):
