@@ -313,7 +313,7 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
         # routed experts: grouped GEMMs over the touched experts, r = tokens x top_k / touched experts rows
         # each (compute.grouped_gemm_time_s)
         expert_flops = 2.0 * moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
-        rows = moe_tokens * s.top_k / (s.experts * touched)
+        rows = moe_tokens * s.top_k / (s.experts * np.maximum(touched, 1e-12))  # no tokens: no rows, no NaN
         t_gemm = t_gemm + compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
                                                       dev.mem_bw_gb_s)
     # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA

@@ -161,8 +161,9 @@ def check(gpu, engine: str, weights_dtype: str, kv_dtype: str) -> list:
         need = table[(engine, dtype)]
         if need.runs_on(gpu) is False:
             what = f"weights ({need.kernel}) run" if field == "weights_dtype" else "KV cache runs"
+            ok = ", ".join(allowed(gpu, engine, table))
             raise InputError(field, f"{dtype} {what} on {_needs_text(need)} with {engine}; "
-                                    f"{gpu.name} is {_arch(gpu)}: allowed on it: {', '.join(allowed(gpu, engine, table))}")
+                                    f"{gpu.name} is {_arch(gpu)}: allowed on it: {ok}")
     return notes(gpu, engine, weights_dtype, kv_dtype)
 
 

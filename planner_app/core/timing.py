@@ -454,7 +454,7 @@ def cudnn_sdpa_first_call_s(gpu, attention: str) -> float:
     return CUDNN_SDPA_GRAPH_BUILD_S if attention == "sdpa" and gpu.compute_capability in CUDNN_SDPA_ARCHS else 0.0
 
 
-def _prefill_s(model, hw, setup, tp, peak, eff, bw):
+def _prefill_s(model, setup, tp, peak, eff, bw):
     b = setup.batch
     prompt_tokens = b * setup.prompt_len
     attn_prefill = model.layers * 2 * (model.q_width + model.attn_out_width) * setup.prompt_len / 2
@@ -477,7 +477,7 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     peak = gpu.peak_tflops(bits)
     bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise
     b = setup.batch
-    prefill_s = _prefill_s(model, hw, setup, tp, peak, eff, bw)
+    prefill_s = _prefill_s(model, setup, tp, peak, eff, bw)
     # kernels per token: the traced forward of each layer kind (layers_hf), embedding and head
     prof = model_profiles(model, "lp", 2, "eager" if setup.attention == "eager" else "sdpa", "pytorch",
                           False, False, False, None)
@@ -490,7 +490,8 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     mean_ctx = model.attended_context(setup.prompt_len + setup.new_tokens / 2)
     kv_bytes = b * mean_ctx * kv_tok
-    decode_flops = (2 * model.params_active + model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx) * b / tp
+    attn_flops_per_token = model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx
+    decode_flops = (2 * model.params_active + attn_flops_per_token) * b / tp
     t_mem = (w + (1.0 + DYNAMIC_CACHE_COPIES) * kv_bytes) / bw
     t_cmp = decode_flops / (peak * 1e12 * eff.gemm_max)
     gpu_s = max(t_mem, t_cmp) + kernels * EAGER_KERNEL_FLOOR_S

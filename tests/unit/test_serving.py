@@ -401,3 +401,13 @@ def test_attention_dp_ranks_wait_for_the_one_carrying_a_prefill(db):
     _, tpot1, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
     t_dec = sv.step_time_s(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 0.0, 1536.0, 512.0)
     assert t_dec < tpot1 < tpot8
+
+
+def test_an_empty_moe_step_is_finite(db):
+    """No tokens in a step: no expert is touched, and the grouped GEMM term is 0, not NaN."""
+    from planner_app.service.resolve import resolve_hardware
+
+    s = sv.model_shape(db.model("mixtral-8x7b"))
+    hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
+    t = sv.step_time_s(s, sv.device_for(hw, 16, per_node), sv.Deployment(step_overhead_s=0.0), 0.0, 0.0, 16.0, 0.0)
+    assert np.isfinite(t) and t > 0
