@@ -512,6 +512,21 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
             "decode_bound": bound, "end_to_end_s": prefill_s + setup.new_tokens * per_token_s}
 
 
+def serving_engine_decode_s(model, hw, setup, tp: int) -> float:
+    """One decode step of the same batch in a serving engine (core/serving.step_time_s, vLLM's per-step
+    overhead), for the comparison the inference estimate states."""
+    from planner_app.core import serving as sv
+    from planner_app.core.serving_support import gemm_bits
+
+    wd = setup.weights_dtype if setup.weights_dtype in sv.SERVE_WEIGHT_BYTES else "bf16"  # fp16: 2 bytes too
+    kd = setup.kv_dtype if setup.kv_dtype in sv.SERVE_KV_BYTES else "bf16"
+    dev = sv.device_for(hw, gemm_bits(hw.gpu, wd, sv.GEMM_BITS[wd]), max(tp, 8))
+    d = sv.Deployment(tp=tp, weight_bytes=sv.SERVE_WEIGHT_BYTES[wd], kv_bytes=sv.SERVE_KV_BYTES[kd],
+                      step_overhead_s=sv.ENGINES["vllm"].step_overhead_s)
+    ctx = setup.prompt_len + setup.new_tokens / 2
+    return float(sv.step_time_s(sv.model_shape(model), dev, d, float(setup.batch), 0.0, ctx, 0.0))
+
+
 def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
     t = inference_time(model, hw, setup, tp)
     t["tokens_per_s_per_gpu"] = t["decode_tokens_per_s"] / tp
@@ -519,9 +534,14 @@ def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
     out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
         "Engine", "inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the "
                   "GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host "
-                  "(one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before; a "
-                  "serving engine is far faster (gpu-planner serve)"), api=setup.api,
+                  "(one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before"),
+        api=setup.api,
         host_us=_efficiency(hw, "pytorch").launch_s * 1e6))
+    engine_s = serving_engine_decode_s(model, hw, setup, tp)
+    t["serving_engine_decode_s_per_token"] = engine_s
+    out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
+        "Engine", "for comparison, a serving engine (vLLM: CUDA graphs, fused kernels) would decode this batch in "
+                  "{ms:.1f} ms per token on the same GPUs; gpu-planner serve sizes it under load"), ms=engine_s * 1e3))
     if t["decode_s_per_token_first_call"] > t["decode_s_per_token"]:
         out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
             "Engine", "a call at new lengths: SDPA's cuDNN backend builds a graph for every new key length, "

@@ -619,8 +619,12 @@
         <translation>未指定 --tokens：训练时间和成本需要 token 预算</translation>
     </message>
     <message>
-        <source>inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host (one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before; a serving engine is far faster (gpu-planner serve)</source>
-        <translation>推理速度按 Hugging Face transformers 的 eager 模式（{api}）估算：每个 token 取 GPU（读取权重、注意力读取 KV 缓存、DynamicCache 再复制一遍 KV 缓存）与主机（每个算子一次 Python 调度，每次 {host_us:.0f} us）两者中较慢的一方，且按进程已遇到过的键长度计；推理服务引擎要快得多（gpu-planner serve）</translation>
+        <source>inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host (one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before</source>
+        <translation>推理速度按 Hugging Face transformers 的 eager 模式（{api}）估算：每个 token 取 GPU（读取权重、注意力读取 KV 缓存、DynamicCache 再复制一遍 KV 缓存）与主机（每个算子一次 Python 调度，每次 {host_us:.0f} us）两者中较慢的一方，且按进程已遇到过的键长度计</translation>
+    </message>
+    <message>
+        <source>for comparison, a serving engine (vLLM: CUDA graphs, fused kernels) would decode this batch in {ms:.1f} ms per token on the same GPUs; gpu-planner serve sizes it under load</source>
+        <translation>作为对比，推理服务引擎（vLLM：CUDA Graphs、融合算子）在相同 GPU 上解码这一批次每 token 需 {ms:.1f} ms；负载下的规模请用 gpu-planner serve 估算</translation>
     </message>
     <message>
         <source>a call at new lengths: SDPA&apos;s cuDNN backend builds a graph for every new key length, {first:.0f} ms per token instead of {warm:.0f} (PyTorch prefers cuDNN attention on this GPU); later calls at the same lengths run at the warm rate</source>

@@ -102,3 +102,27 @@ def test_long_generations_peak_at_the_last_decode_step(db):
     m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
     full_cache = 8 * (128 + 8192) * kv_bytes_per_token(m, "bf16")
     assert mem["breakdown"]["kv_cache"] >= full_cache
+
+
+def test_the_estimate_states_what_a_serving_engine_would_do(db):
+    """Beside generate()'s decode, the same batch in a serving engine (core/serving.step_time_s with
+    vLLM's step overhead): far faster where generate() is host-bound, and said in the assumptions."""
+    from planner_app.core import serving as sv
+    from planner_app.service.resolve import resolve_hardware
+
+    est = _time(db, "llama-3.2-1b", batch=16, prompt=2048, new=64)
+    t = est["time"]
+    assert t["decode_bound"] == "host"
+    assert t["serving_engine_decode_s_per_token"] < t["decode_s_per_token"] / 3
+    hw, per_node, _ = resolve_hardware(db, gpu="h200-sxm")
+    m = sv.model_shape(_model(db, "llama-3.2-1b"))
+    d = sv.Deployment(step_overhead_s=sv.ENGINES["vllm"].step_overhead_s)
+    direct = sv.step_time_s(m, sv.device_for(hw, 16, per_node), d, 16.0, 0.0, 2048 + 32, 0.0)
+    assert t["serving_engine_decode_s_per_token"] == pytest.approx(direct)
+    assert any("serving engine" in a and "ms per token" in a for a in est["assumptions"])
+
+
+def _model(db, name):
+    from planner_app.core.hf_config import load_hf_config
+
+    return load_hf_config(os.path.join(DATA, "hf_configs", name + ".json"))
