@@ -32,6 +32,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 # (batch, cached context) points: batch 1-256, context 1K-32K, within a KV cache of about 512K tokens
 GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 1024), (16, 8192), (16, 32768), (32, 4096),
@@ -238,9 +240,7 @@ def main():
         if cuda:
             torch.cuda.synchronize()
     info["wall_s"] = round(time.time() - t_start, 1)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump({"info": info, "points": points}, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "points": points})
     _ = max_b, max_ctx
 
 

@@ -41,6 +41,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 QV = ["q_proj", "v_proj"]
@@ -437,10 +439,7 @@ def main(argv=None):
     def save():
         info["wall_s"] = round(time.time() - t_start, 1)
         result["cases"].sort(key=lambda c: order.get(c["name"], len(order)))
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
 
     def put(rec):
         result["cases"] = [c for c in result["cases"] if c["name"] != rec["name"]] + [rec]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import json
 import os
 import platform
 import pstats
@@ -31,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_finetune_runs as base  # noqa: E402
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
 
 CASES = [("llama-2-7b", 16, 1024), ("llama-2-7b", 32, 1024), ("llama-2-7b", 64, 1024),
@@ -63,6 +63,21 @@ def build(torch, layers, config="llama-3.2-1b", changes=None):
     return model, cfg
 
 
+def generate(model, ids, new_tokens: int):
+    """Greedy generate() of ``new_tokens`` after the prompt ``ids`` (an all-ones attention mask)."""
+    return model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), max_new_tokens=new_tokens,
+                          do_sample=False)
+
+
+def generate_ms(torch, model, ids, new_tokens: int) -> float:
+    """Wall milliseconds of one generate() call, the GPU synchronised before and after."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    generate(model, ids, new_tokens)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) * 1e3
+
+
 def run_cases(torch):
     """The six generate() cases: the first 64-token call and the faster of two more."""
     res, built = [], {}
@@ -73,14 +88,9 @@ def run_cases(torch):
             built[config] = build(torch, 0, config)
         model, cfg = built[config]
         ids = torch.randint(0, cfg.vocab_size, (b, p), device="cuda")
-        mask = torch.ones_like(ids)
 
         def timed(n):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=n, do_sample=False)
-            torch.cuda.synchronize()
-            return (time.perf_counter() - t0) * 1e3
+            return generate_ms(torch, model, ids, n)
 
         with torch.inference_mode():
             timed(4)
@@ -114,24 +124,17 @@ def main():
     out = {"info": info, "points": []}
     if args.cases:
         out["cases"] = run_cases(torch)
-        with open(args.out + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(args.out + ".tmp", args.out)
+        write_json(args.out, out)
         return
     for layers in (2, 8, 16):
         model, cfg = build(torch, layers)
         ids = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt), device="cuda")
-        mask = torch.ones_like(ids)
 
         def gen(n):
-            return model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=n, do_sample=False)
+            return generate(model, ids, n)
 
         def timed(n):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            gen(n)
-            torch.cuda.synchronize()
-            return (time.perf_counter() - t0) * 1e3
+            return generate_ms(torch, model, ids, n)
 
         with torch.inference_mode():
             gen(4)
@@ -156,9 +159,7 @@ def main():
         out["points"].append(rec)
         del model
         torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import gpu_generate_profile as gp  # noqa: E402
+import gpu_generate_host as gh  # noqa: E402  (model building, generate())
 
 
 def main():
@@ -27,16 +27,15 @@ def main():
     args = ap.parse_args()
     import torch
 
-    model, cfg = gp.build(torch, args.config)
+    model, cfg = gh.build(torch, 0, args.config)
     ids = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt), device="cuda")
-    mask = torch.ones_like(ids)
     with torch.inference_mode():
-        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=2, do_sample=False)  # warm-up
+        gh.generate(model, ids, 2)  # warm-up
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         start = torch.cuda.memory_allocated()
         torch.cuda.memory._record_memory_history(max_entries=400000)
-        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=args.new, do_sample=False)
+        gh.generate(model, ids, args.new)
         torch.cuda.synchronize()
         snap = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)

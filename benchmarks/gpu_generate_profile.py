@@ -18,7 +18,6 @@ runs attention in fp32 when the forward is not autocast), timed with CUDA events
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -29,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_generate_host as gh  # noqa: E402  (model building)
 import gpu_kernel_profile as kp  # noqa: E402  (kernel classes)
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
 # (config, batch, prompt, new tokens): the six generate-* cases of finetune_runs_h200.json first,
 # then shapes not used anywhere before (GQA with biases, a 3B, a long prompt, a large batch).
@@ -74,17 +74,12 @@ def run_generate(torch, cases):
             built[config] = build(torch, config)
         model, cfg = built[config]
         ids = torch.randint(0, cfg.vocab_size, (b, p), device="cuda")
-        mask = torch.ones_like(ids)
 
         def gen(k):
-            return model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=k, do_sample=False)
+            return gh.generate(model, ids, k)
 
         def timed(k):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            gen(k)
-            torch.cuda.synchronize()
-            return (time.perf_counter() - t0) * 1e3
+            return gh.generate_ms(torch, model, ids, k)
 
         rec = {"config": config, "batch": b, "prompt_len": p, "new_tokens": n}
         try:
@@ -146,15 +141,10 @@ def run_host_scan(torch):
         no_cudnn = extra.pop("_no_cudnn", False)
         model, cfg = gh.build(torch, layers, config, changes=extra)
         ids = torch.randint(0, cfg.vocab_size, (1, 128), device="cuda")
-        mask = torch.ones_like(ids)
         torch.backends.cuda.enable_cudnn_sdp(not no_cudnn)
 
         def timed(k):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=k, do_sample=False)
-            torch.cuda.synchronize()
-            return (time.perf_counter() - t0) * 1e3
+            return gh.generate_ms(torch, model, ids, k)
 
         with torch.inference_mode():
             timed(33)
@@ -197,14 +187,9 @@ def run_cold(torch):
                 for i in range(3):
                     plen = p + 50 * i + (0 if cudnn else 200)  # lengths this process has not seen
 
-                    def timed(k, plen=plen):
-                        ids = torch.randint(0, cfg.vocab_size, (b, plen), device="cuda")
-                        torch.cuda.synchronize()
-                        t0 = time.perf_counter()
-                        model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=k,
-                                       do_sample=False)
-                        torch.cuda.synchronize()
-                        return (time.perf_counter() - t0) * 1e3
+                    def timed(k, plen=plen):  # a new prompt each call, of a length not used before
+                        prompt = torch.randint(0, cfg.vocab_size, (b, plen), device="cuda")
+                        return gh.generate_ms(torch, model, prompt, k)
 
                     t1 = timed(1)  # the prefill's shape only: the decode lengths stay new
                     cold = (timed(33) - t1) / 32
@@ -277,9 +262,7 @@ def main():
     parts = args.parts.split(",")
 
     def save():
-        with open(args.out + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(args.out + ".tmp", args.out)
+        write_json(args.out, out)
 
     if "sdpa" in parts:
         out["sdpa"] = run_sdpa(torch)

@@ -14,12 +14,13 @@ Output: TFLOP/s of each and the grouped/dense ratio, with the mean rows per expe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
 
 SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_configs/
     "qwen3-30b-a3b": (2048, 768, 128, 8),
@@ -28,20 +29,6 @@ SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_c
     "mixtral-8x7b": (4096, 14336, 8, 2),
 }
 TOKENS = (1024, 4096, 8192, 16384)
-
-
-def timed(torch, fn, reps):
-    for _ in range(3):
-        fn()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1))
-    return statistics.median(ts)
 
 
 def main():
@@ -104,9 +91,9 @@ def main():
                     y2 = a @ dense_d
                     torch.autograd.backward([y1, y2], [torch.ones_like(y1), torch.ones_like(y2)])
 
-                t = {"grouped_fwd_ms": timed(torch, g_fwd, args.reps), "grouped_fwd_bwd_ms": timed(torch, g_fb, args.reps),
-                     "grouped_fwd_bwd_frozen_ms": timed(torch, g_fb_frozen, args.reps),
-                     "dense_fwd_ms": timed(torch, d_fwd, args.reps), "dense_fwd_bwd_ms": timed(torch, d_fb, args.reps)}
+                t = {key: cuda_median_ms(torch, fn, args.reps) for key, fn in (
+                    ("grouped_fwd_ms", g_fwd), ("grouped_fwd_bwd_ms", g_fb), ("grouped_fwd_bwd_frozen_ms", g_fb_frozen),
+                    ("dense_fwd_ms", d_fwd), ("dense_fwd_bwd_ms", d_fb))}
                 rec.update(t)
                 rec["flops_fwd"] = flops_fwd
                 rec["grouped_fwd_tflops"] = flops_fwd / t["grouped_fwd_ms"] / 1e9
@@ -118,7 +105,8 @@ def main():
                 rec["min_rows"] = int(counts.min())
                 rec["status"] = "ok"
                 print(f"{name:18s} T {T:6d} rows/expert {T * k / E:7.1f}: grouped fwd {rec['grouped_fwd_tflops']:6.0f} "
-                      f"fb {rec['grouped_fwd_bwd_tflops']:6.0f} frozen fb {rec['grouped_fwd_bwd_frozen_tflops']:6.0f}  dense fwd {rec['dense_fwd_tflops']:6.0f} "
+                      f"fb {rec['grouped_fwd_bwd_tflops']:6.0f} frozen fb {rec['grouped_fwd_bwd_frozen_tflops']:6.0f}  "
+                      f"dense fwd {rec['dense_fwd_tflops']:6.0f} "
                       f"fb {rec['dense_fwd_bwd_tflops']:6.0f} TFLOP/s", file=sys.stderr, flush=True)
                 del x, w_gu, w_d, w_gu0, w_d0, a, dense_gu, dense_d
             except Exception as e:  # noqa: BLE001 - a failed point is data
@@ -126,9 +114,7 @@ def main():
                 print(name, T, rec["status"], file=sys.stderr, flush=True)
             rows.append(rec)
             torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as fh:
-        json.dump({"info": info, "points": rows}, fh, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "points": rows})
 
 
 if __name__ == "__main__":

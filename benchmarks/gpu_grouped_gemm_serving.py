@@ -16,13 +16,12 @@ here is fitted to a serving result.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_grouped_gemm import timed  # noqa: E402  (CUDA events, median after warm-up)
+from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
 
 SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_configs/
     "qwen3-30b-a3b": (2048, 768, 128, 8),
@@ -89,7 +88,7 @@ def main():
                 for key, fn in (("grouped_bf16", grouped_bf16), ("grouped_fp8", grouped_fp8),
                                 ("dense_bf16", dense_bf16), ("dense_fp8", dense_fp8)):
                     try:
-                        rec[key + "_ms"] = timed(torch, fn, args.reps)
+                        rec[key + "_ms"] = cuda_median_ms(torch, fn, args.reps)
                     except Exception as e:  # noqa: BLE001 - a failed kernel is data
                         rec[key + "_error"] = f"{type(e).__name__}: {str(e)[:200]}"
                 rec["flops"] = flops
@@ -101,9 +100,7 @@ def main():
             torch.cuda.empty_cache()
         del w_gu, w_d, w_gu8, w_d8
         torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as fh:
-        json.dump({"info": info, "points": rows}, fh, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "points": rows})
 
 
 if __name__ == "__main__":

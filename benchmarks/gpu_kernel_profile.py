@@ -15,7 +15,6 @@ element-wise and the rest), and the 30 kernels that take most time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -25,6 +24,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_trainer_runs as tr  # noqa: E402  (model building shared with the Trainer runs)
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
 CASES = [
     tr._case("llama1b-full-b4s2048", "llama-3.2-1b", 4, 2048),
@@ -33,8 +33,8 @@ CASES = [
     tr._case("gptoss20b-4l-full-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
              config_dict=tr._reduced("gpt-oss-20b", 4)),
     # the LoRA runs of trainer_runs_h200.json whose step time the engine misses most
-    tr._case("qwen3moe30b-6l-lora-r16-qkvo-b4s2048", "qwen3-30b-a3b", 4, 2048, lora={"r": 16, "target_modules": tr.QKVO},
-             config_dict=tr._reduced("qwen3-30b-a3b", 6)),
+    tr._case("qwen3moe30b-6l-lora-r16-qkvo-b4s2048", "qwen3-30b-a3b", 4, 2048,
+             lora={"r": 16, "target_modules": tr.QKVO}, config_dict=tr._reduced("qwen3-30b-a3b", 6)),
     tr._case("gptoss20b-4l-lora-r16-qkvo-eager-b2s2048", "gpt-oss-20b", 2, 2048, attention="eager",
              lora={"r": 16, "target_modules": tr.QKVO}, config_dict=tr._reduced("gpt-oss-20b", 4)),
 ]
@@ -151,9 +151,7 @@ def main():
             print("  failed", rec["status"], file=sys.stderr, flush=True)
         out["cases"].append(rec)
         torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 M1B, M7B = "llama-3.2-1b", "llama-2-7b"  # 1B: tied embeddings; 7B: untied (what TP shards cleanly)
 
@@ -520,10 +522,7 @@ def main(argv=None):
         if rank != 0:
             return
         info["wall_s"] = round(time.time() - t_start, 1)
-        tmp = args.out + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
 
     for case in cases:
         settings = dict(case, micro_batch=args.micro_batch or case["micro_batch"], seq_len=args.seq_len or case["seq_len"])

@@ -22,6 +22,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 
@@ -115,9 +117,7 @@ def main():
                 print(set_name, opt_name, rec["status"], file=sys.stderr, flush=True)
             results.append(rec)
             torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as f:
-        json.dump({"info": info, "results": results}, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "results": results})
 
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ datasheet's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_grouped_gemm import timed  # noqa: E402  (CUDA events, median after warm-up)
+from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
 
 
 def main():
@@ -50,9 +49,10 @@ def main():
                 torch.cat([base, sink], dim=-1)
 
             rec = {"dtype": str(dtype).replace("torch.", ""), "rows": b * h * s, "cols": cols,
-                   "softmax_fwd_ms": timed(torch, fwd, args.reps), "softmax_fwd_bwd_ms": timed(torch, fwd_bwd, args.reps)}
+                   "softmax_fwd_ms": cuda_median_ms(torch, fwd, args.reps),
+                   "softmax_fwd_bwd_ms": cuda_median_ms(torch, fwd_bwd, args.reps)}
             if cols == s + 1:
-                rec["cat_sink_ms"] = timed(torch, cat, args.reps)
+                rec["cat_sink_ms"] = cuda_median_ms(torch, cat, args.reps)
             # bytes: forward reads x and writes y; backward reads y and dy, writes dx
             rec["softmax_fwd_tb_s"] = 2 * nbytes / rec["softmax_fwd_ms"] / 1e9
             rec["softmax_bwd_tb_s"] = 3 * nbytes / (rec["softmax_fwd_bwd_ms"] - rec["softmax_fwd_ms"]) / 1e9
@@ -62,9 +62,7 @@ def main():
             rows.append(rec)
             del x, g, base, sink
             torch.cuda.empty_cache()
-    with open(args.out + ".tmp", "w") as f:
-        json.dump({"info": info, "points": rows}, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "points": rows})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,15 @@ differences are the host time Trainer adds per step and what clipping adds.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
 CFG = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
        "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1024, "max_position_embeddings": 512,
@@ -107,9 +109,7 @@ def main():
         ts = fn()
         res[name] = {"median_ms": statistics.median(ts), "min_ms": min(ts), "steps_timed": len(ts)}
         print(name, res[name], file=sys.stderr, flush=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump({"info": info, "results": res}, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json(args.out, {"info": info, "results": res})
 
 
 if __name__ == "__main__":

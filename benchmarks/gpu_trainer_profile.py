@@ -8,7 +8,6 @@ GPU synchronised at each step's ends (the Trainer runs' timing) and the kernel t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -17,6 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_kernel_profile as kp  # noqa: E402
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 import gpu_trainer_runs as tr  # noqa: E402
 
 
@@ -75,11 +75,11 @@ def main():
            "by_class_ms": {k: round(v, 3) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
            "syncs_per_step": ops.get("aten::_local_scalar_dense", 0), "cuda_sync_calls_per_step":
            ops.get("cudaStreamSynchronize", 0) + ops.get("cudaDeviceSynchronize", 0),
-           "top_kernels": [{"name": k[:140], "ms": round(v, 3)} for k, v in sorted(kernels.items(), key=lambda kv: -kv[1])[:25]],
+           "top_kernels": [{"name": k[:140], "ms": round(v, 3)}
+                           for k, v in sorted(kernels.items(), key=lambda kv: -kv[1])[:25]],
            "command": "python " + " ".join(sys.argv), "torch": torch.__version__}
     print({k: v for k, v in out.items() if k != "top_kernels"}, file=sys.stderr)
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))  # when run from a copy outside benchmarks/
 import gpu_finetune_runs as base  # noqa: E402  (model building and NF4 quantisation shared with it)
+from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
 ALL = "all-linear"
 QV = ["q_proj", "v_proj"]
@@ -263,9 +264,7 @@ def main():
         if rec["status"] == "ok":
             log(f"  peak {rec['peak_bytes'] / 1e9:.2f} GB  step {rec['step_ms_median']:.1f} ms ({rec['case_wall_s']} s)")
         result["cases"] = [c for c in result["cases"] if c["name"] != rec["name"]] + [rec]
-        with open(args.out + ".tmp", "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(args.out + ".tmp", args.out)
+        write_json(args.out, result)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 # name, config, recipe, attention, recompute, micro-batch, sequence length, optimizer
@@ -140,42 +142,27 @@ def gemm_sweep(torch, deadline):
     return rows
 
 
-def _time_ms(torch, fn, reps=10):
-    for _ in range(3):
-        fn()
-    ts = []
-    for _ in range(reps):
-        e0 = torch.cuda.Event(enable_timing=True)
-        e1 = torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1))
-    return statistics.median(ts)
-
-
 def memory_ops(torch):
     """Bandwidth of copy and of the memory-bound ops a transformer layer runs."""
     rows = []
     n = 512 * 1024 * 1024  # 1 GiB of bf16
     x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
-    ms = _time_ms(torch, lambda: y.copy_(x))
+    ms = cuda_median_ms(torch, lambda: y.copy_(x))
     rows.append({"op": "copy_bf16_1GiB", "ms": ms, "gbps_rw": 2 * x.numel() * 2 / ms / 1e6})
-    ms = _time_ms(torch, lambda: torch.add(x, y))
+    ms = cuda_median_ms(torch, lambda: torch.add(x, y))
     rows.append({"op": "add_bf16", "ms": ms, "gbps_rw": 3 * x.numel() * 2 / ms / 1e6})
     h = 4096
     t = x.view(-1, h)[: 32768]
     w = torch.ones(h, device="cuda", dtype=torch.bfloat16)
-    ms = _time_ms(torch, lambda: torch.nn.functional.layer_norm(t, (h,), w, w))
+    ms = cuda_median_ms(torch, lambda: torch.nn.functional.layer_norm(t, (h,), w, w))
     rows.append({"op": "layer_norm_bf16_32768x4096", "ms": ms, "gbps_rw": 2 * t.numel() * 2 / ms / 1e6})
-    ms = _time_ms(torch, lambda: torch.nn.functional.silu(t))
+    ms = cuda_median_ms(torch, lambda: torch.nn.functional.silu(t))
     rows.append({"op": "silu_bf16_32768x4096", "ms": ms, "gbps_rw": 2 * t.numel() * 2 / ms / 1e6})
-    ms = _time_ms(torch, lambda: t.float())
+    ms = cuda_median_ms(torch, lambda: t.float())
     rows.append({"op": "to_fp32_32768x4096", "ms": ms, "gbps_rw": 6 * t.numel() / ms / 1e6})
     lg = torch.randn(8192, 32000, device="cuda", dtype=torch.float32)
-    ms = _time_ms(torch, lambda: torch.log_softmax(lg, -1))
+    ms = cuda_median_ms(torch, lambda: torch.log_softmax(lg, -1))
     rows.append({"op": "log_softmax_fp32_8192x32000", "ms": ms, "gbps_rw": 2 * lg.numel() * 4 / ms / 1e6})
     return rows
 
@@ -195,7 +182,7 @@ def attention_kernels(torch, deadline):
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             o.sum().backward()
 
-        ms = _time_ms(torch, sdpa, reps=5)
+        ms = cuda_median_ms(torch, sdpa, reps=5)
         flops = 4 * b * hq * s * s * d * 3.5 / 2  # causal fwd (2 GEMMs) + bwd (5 GEMMs), half the square
         rows.append({"kernel": "sdpa_causal_fwd_bwd", "b": b, "heads": hq, "s": s, "d": d, "ms": ms,
                      "tflops": flops / ms / 1e9})
@@ -291,10 +278,7 @@ def main(argv=None):
     result = {"info": info, "cases": [], "errors": []}
 
     def save():
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
 
     wanted = None if args.cases == "all" else set(args.cases.split(","))
     for case in CASES:
