@@ -300,17 +300,17 @@ class HFOps:
         """apply_rotary_pos_emb: (x*cos) + (rotate_half(x)*sin); cos/sin need no grad, so
         the products save only cos and sin (shared, not per layer). q and k arrive transposed
         (``view(...).transpose(1, 2)``) and cos broadcasts over the heads, so PyTorch runs these ops
-        as non-vectorised kernels (kind "strided": H200 profile of Llama-3.2-1B, 12 non-vectorised
+        as non-vectorised kernels (``strided``: H200 profile of Llama-3.2-1B, 12 non-vectorised
         bf16 products per layer, tests/data/kernel_profile_h200.json)."""
         dtype = max(x.nbytes, cos.nbytes)
         xc = self.new(x.width, dtype, x.slot, name + ".xcos")
-        self.tr.op(name + ".xcos", [x], [xc], kind="strided")
+        self.tr.op(name + ".xcos", [x], [xc], strided=True)
         rh = self.new(x.width, x.nbytes, x.slot, name + ".rot")
-        self.tr.op(name + ".rot", [x], [rh], kind="strided")
+        self.tr.op(name + ".rot", [x], [rh], strided=True)
         rs = self.new(x.width, dtype, x.slot, name + ".rsin")
-        self.tr.op(name + ".rsin", [rh], [rs], kind="strided")
+        self.tr.op(name + ".rsin", [rh], [rs], strided=True)
         out = self.new(x.width, dtype, x.slot, name + ".out")
-        self.tr.op(name + ".out", [xc, rs], [out], kind="strided")
+        self.tr.op(name + ".out", [xc, rs], [out], strided=True)
         return out
 
 
@@ -408,7 +408,7 @@ def experts_down_and_combine(o: HFOps, m, prod: T, wts: T, eb: int, wg: int) -> 
     o.tr.op("experts.down", [prod], [dn], saved=[prod] if wg else [],
             weight_grad_bytes=wg * m.experts * h * fe * o.grad_bytes, gemm=(fe, h * k, "k", 8 * eb, 1 + wg, k / m.experts))
     dnm = o.new(k * h, eb, EXP, "experts.down_masked")
-    o.tr.op("experts.mask2", [dn], [dnm], kind="strided")  # masked_fill: a non-vectorised kernel (below)
+    o.tr.op("experts.mask2", [dn], [dnm], strided=True)  # masked_fill: a non-vectorised kernel (below)
     weighted = o.mul(dnm, wts, "experts.weighted")
     unperm = o.new(k * h, eb, EXP, "experts.unpermute")
     o.tr.op("experts.unpermute", [weighted], [unperm])
@@ -442,7 +442,7 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
     # masked_fill with a per-row mask runs as a non-vectorised kernel (H200 profiles: 0.34 of HBM,
     # tests/data/kernel_profile_lora_h200.json)
-    o.tr.op("experts.mask1", [gu], [gum], kind="strided")
+    o.tr.op("experts.mask1", [gu], [gum], strided=True)
     gate = o.view(gum, k * fe, "experts.gate")
     up = o.view(gum, k * fe, "experts.up")
     act = o.new(k * fe, eb, EXP, "experts.silu")

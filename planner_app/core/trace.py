@@ -87,7 +87,11 @@ class Op:
     gemm: tuple | None = None
     attn_flops: float = 0.0  # attention-kernel FLOPs per token per key position (QK^T and PV)
     kind: str = "elementwise"  # "gemm", "attention", "elementwise", "reduction", "none"
-    unaligned: bool = False  # rows whose length is not a multiple of 8 elements (UNALIGNED_ROW_SPEED)
+    # kernel attributes of a memory-bound op, besides what its tensors say: PyTorch runs it
+    # non-vectorised (transposed or broadcast operands, a per-row mask: NON_VECTORISED_BW_FRACTION),
+    # over rows whose length is not a multiple of 8 elements (UNALIGNED_ROW_SPEED)
+    strided: bool = False
+    unaligned: bool = False
 
 
 @dataclass
@@ -129,7 +133,7 @@ class LayerProfile:
     bmm_flops: float = 0.0  # unfused attention matmuls (full square) per token per key, forward
     mem_ops: np.ndarray = field(default_factory=lambda: np.zeros((0, SLOTS)))  # bytes moved per memory-bound op
     mem_is_reduction: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    mem_is_strided: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # reads a slice of a wider tensor
+    mem_is_strided: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # non-vectorised (Op.strided, slices)
     mem_is_unaligned: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # odd row lengths
 
 
@@ -150,8 +154,7 @@ def _work(ops) -> tuple:
         else:
             mem.append(_sum(t.vec() for t in op.inputs + op.outputs))
             red.append(op.kind == "reduction")
-            strided.append(op.kind == "strided"
-                           or any(t.base is not None and t.width < t.storage.width for t in op.inputs))
+            strided.append(op.strided or any(t.base is not None and t.width < t.storage.width for t in op.inputs))
             unaligned.append(op.unaligned)
     return (gemms, attn, masked, bmm, np.array(mem).reshape(-1, SLOTS), np.array(red, dtype=bool), attn_bits,
             np.array(strided, dtype=bool), np.array(unaligned, dtype=bool))
@@ -172,11 +175,12 @@ class Trace:
         return t
 
     def op(self, name, inputs, outputs, saved=(), weight_grad_bytes=0.0, weight_grad_temp=0.0,
-           bwd_temp=None, fwd_temp=None, gemm=None, attn_flops=0.0, kind=None, unaligned=False) -> None:
+           bwd_temp=None, fwd_temp=None, gemm=None, attn_flops=0.0, kind=None, strided=False,
+           unaligned=False) -> None:
         if kind is None:
             kind = "gemm" if gemm else ("attention" if attn_flops else "elementwise")
         self.ops.append(Op(name, list(inputs), list(outputs), list(saved), weight_grad_bytes,
-                           weight_grad_temp, bwd_temp, fwd_temp, gemm, attn_flops, kind, unaligned))
+                           weight_grad_temp, bwd_temp, fwd_temp, gemm, attn_flops, kind, strided, unaligned))
 
 
 def _sum(vecs) -> np.ndarray:
