@@ -86,6 +86,11 @@ def format_text(out: dict, price_src=None) -> str:
         lines.append("")
         lines.append(f"Prefill {units.fmt_seconds(t['prefill_s'])}; decode {t['decode_tokens_per_s']:,.0f} tokens/s "
                      f"({t['decode_tokens_per_s_per_user']:,.1f} per user, {t['decode_bound']}-bound)")
+        first = t.get("decode_s_per_token_first_call", t["decode_s_per_token"])
+        lines.append(f"Per token: {units.fmt_seconds(t['decode_s_per_token'])}"
+                     + (f", first call at new lengths {units.fmt_seconds(first)}" if first > t["decode_s_per_token"]
+                        else "")
+                     + f"; a serving engine (vLLM): {units.fmt_seconds(t['serving_engine_decode_s_per_token'])}")
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
             per_m = out["cost"]["usd_per_million_tokens"]
             lines.append(f"Cost: ${per_m:.3f} per million tokens" + _cost_suffix(per_m, price_src))

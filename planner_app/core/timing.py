@@ -540,14 +540,13 @@ def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
     engine_s = serving_engine_decode_s(model, hw, setup, tp)
     t["serving_engine_decode_s_per_token"] = engine_s
     out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-        "Engine", "for comparison, a serving engine (vLLM: CUDA graphs, fused kernels) would decode this batch in "
-                  "{ms:.1f} ms per token on the same GPUs; gpu-planner serve sizes it under load"), ms=engine_s * 1e3))
+        "Engine", "for comparison, the time a serving engine (vLLM: CUDA graphs, fused kernels) takes per token for "
+                  "the same batch on the same GPUs is given beside it; gpu-planner serve sizes it under load")))
     if t["decode_s_per_token_first_call"] > t["decode_s_per_token"]:
         out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-            "Engine", "a call at new lengths: SDPA's cuDNN backend builds a graph for every new key length, "
-                      "{first:.0f} ms per token instead of {warm:.0f} (PyTorch prefers cuDNN attention on this "
-                      "GPU); later calls at the same lengths run at the warm rate"),
-            first=t["decode_s_per_token_first_call"] * 1e3, warm=t["decode_s_per_token"] * 1e3))
+            "Engine", "a call at new lengths is slower: SDPA's cuDNN backend (PyTorch's choice on this GPU) builds a "
+                      "graph for every new key length, about {ms:.0f} ms more per token (the first-call time); later "
+                      "calls at the same lengths run at the warm rate"), ms=CUDNN_SDPA_GRAPH_BUILD_S * 1e3))
     cost = {}
     if hw.instance is not None:
         per_hour = hourly_prices_usd(hw.instance.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))

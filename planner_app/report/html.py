@@ -293,11 +293,11 @@ class _Doc:
                 vs = "-" if not target else (f'{tps / target * 100:.0f}% ' + (s("meets") if tps >= target else s("short")))
                 rows.append([self.e(p.name), fmt.count(p.estimate["parallel"]["gpus"]), fmt.seconds(t["prefill_s"]),
                              fmt.rate(tps), self.e(vs), fmt.rate(t["decode_tokens_per_s_per_user"]),
-                             fmt.seconds(t.get("end_to_end_s"))])
+                             fmt.seconds(t.get("end_to_end_s")), fmt.seconds(t.get("serving_engine_decode_s_per_token"))])
             tgt = s.f("vs target {t}", t=fmt.rate(target)) if target else s("vs target")
             self.table([s("Plan"), s("GPUs"), s("Prefill"), s("Decode tokens/s"), tgt, s("Per user"),
-                        s("Request latency")], rows, align=["left"] + ["right"] * 6,
-                       widths=[30, 7, 11, 14, 14, 10, 14])
+                        s("Request latency"), s("vLLM per token")], rows, align=["left"] + ["right"] * 7,
+                       widths=[24, 6, 10, 15, 13, 9, 12, 11])
             self.h2("Cost per million generated tokens (USD)")
             unit_note = s("At full batch, from the instance's hourly price; '-' where the provider publishes no such price.")
         rows, converted, stale = [], set(), []

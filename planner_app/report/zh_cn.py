@@ -163,6 +163,7 @@ STRINGS = {
     "short": "不足",
     "Per user": "每用户",
     "Request latency": "请求延迟",
+    "vLLM per token": "vLLM 每 token",
     # scaling
     "The scaling curve could not be computed:": "无法计算扩展曲线：",
     "Strong scaling: the layout of {plan} with the data-parallel degree grown over nodes of {n} GPUs, global batch "

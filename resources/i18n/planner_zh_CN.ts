@@ -623,12 +623,12 @@
         <translation>推理速度按 Hugging Face transformers 的 eager 模式（{api}）估算：每个 token 取 GPU（读取权重、注意力读取 KV 缓存、DynamicCache 再复制一遍 KV 缓存）与主机（每个算子一次 Python 调度，每次 {host_us:.0f} us）两者中较慢的一方，且按进程已遇到过的键长度计</translation>
     </message>
     <message>
-        <source>for comparison, a serving engine (vLLM: CUDA graphs, fused kernels) would decode this batch in {ms:.1f} ms per token on the same GPUs; gpu-planner serve sizes it under load</source>
-        <translation>作为对比，推理服务引擎（vLLM：CUDA Graphs、融合算子）在相同 GPU 上解码这一批次每 token 需 {ms:.1f} ms；负载下的规模请用 gpu-planner serve 估算</translation>
+        <source>for comparison, the time a serving engine (vLLM: CUDA graphs, fused kernels) takes per token for the same batch on the same GPUs is given beside it; gpu-planner serve sizes it under load</source>
+        <translation>作为对比，同一批次在相同 GPU 上用推理服务引擎（vLLM：CUDA Graphs、融合算子）每 token 的耗时另列在旁；负载下的规模请用 gpu-planner serve 估算</translation>
     </message>
     <message>
-        <source>a call at new lengths: SDPA&apos;s cuDNN backend builds a graph for every new key length, {first:.0f} ms per token instead of {warm:.0f} (PyTorch prefers cuDNN attention on this GPU); later calls at the same lengths run at the warm rate</source>
-        <translation>新长度下的调用：SDPA 的 cuDNN 后端会为每个新的键长度构建一次计算图，每 token {first:.0f} ms 而非 {warm:.0f} ms（PyTorch 在此 GPU 上优先使用 cuDNN 注意力）；之后相同长度的调用按预热后的速度运行</translation>
+        <source>a call at new lengths is slower: SDPA&apos;s cuDNN backend (PyTorch&apos;s choice on this GPU) builds a graph for every new key length, about {ms:.0f} ms more per token (the first-call time); later calls at the same lengths run at the warm rate</source>
+        <translation>新长度下的调用更慢：SDPA 的 cuDNN 后端（PyTorch 在此 GPU 上的选择）会为每个新的键长度构建一次计算图，每 token 约多 {ms:.0f} ms（即首次调用耗时）；之后相同长度的调用按预热后的速度运行</translation>
     </message>
     <message>
         <source>16-bit GEMMs {lo:.0%}-{hi:.0%} of peak at the models&apos; shapes, sustained</source>
@@ -1702,6 +1702,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>host-bound (Python dispatch)</source>
         <translation>主机受限（Python 调度）</translation>
+    </message>
+    <message>
+        <source>vLLM: {t}</source>
+        <translation>vLLM：{t}</translation>
     </message>
     <message>
         <source>your rate</source>

@@ -11,7 +11,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from planner_app import scenario
+from planner_app import scenario, units
 from planner_app.service.estimate import estimate_from_options
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -55,6 +55,8 @@ def test_inference_has_its_own_result_layout(window, qtbot):
     assert page.axes["tp"].isVisibleTo(page) and not page.host_panel.isVisibleTo(page)
     # what bounds the decode is said in words: a 64-sequence generate() on H100s waits for Python
     assert t["decode_bound"] == "host" and "host-bound" in page.numbers["mfu"].text()
+    # and what a serving engine would take for the same batch, beside it
+    assert f"vLLM: {units.fmt_seconds(t['serving_engine_decode_s_per_token'])}" in page.numbers["mfu"].text()
     # back to training: the training labels and fields return
     with qtbot.waitSignal(page.estimated, timeout=20000):
         window.workload_page.mode.set_value("training")

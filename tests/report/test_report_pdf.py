@@ -7,7 +7,7 @@ import re
 import pytest
 from pypdf import PdfReader
 
-from planner_app import scenario
+from planner_app import scenario, units
 
 from report_helpers import pdf_text, squash
 
@@ -44,7 +44,8 @@ def test_numbers_in_the_pdf_are_the_estimates(path, example_pdfs, db):
                 if v is not None:
                     expected.append(_usd(v))
         else:
-            expected += [f"{t['decode_tokens_per_s']:,.0f}", f"{t['decode_tokens_per_s_per_user']:,.0f}"]
+            expected += [f"{t['decode_tokens_per_s']:,.0f}", f"{t['decode_tokens_per_s_per_user']:,.0f}",
+                         units.fmt_seconds(t["serving_engine_decode_s_per_token"])]  # the vLLM column
             if c.get("usd_per_million_tokens") is not None:  # None: the provider publishes no price
                 expected.append(f"${c['usd_per_million_tokens']:,.3f}")
         for s in expected:

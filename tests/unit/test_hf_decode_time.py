@@ -119,7 +119,7 @@ def test_the_estimate_states_what_a_serving_engine_would_do(db):
     d = sv.Deployment(step_overhead_s=sv.ENGINES["vllm"].step_overhead_s)
     direct = sv.step_time_s(m, sv.device_for(hw, 16, per_node), d, 16.0, 0.0, 2048 + 32, 0.0)
     assert t["serving_engine_decode_s_per_token"] == pytest.approx(direct)
-    assert any("serving engine" in a and "ms per token" in a for a in est["assumptions"])
+    assert any("serving engine" in a for a in est["assumptions"])
 
 
 def _model(db, name):

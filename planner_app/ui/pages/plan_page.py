@@ -505,7 +505,9 @@ class PlanPage(QWidget):
         bound = {"memory": self.tr("memory-bound"), "compute": self.tr("compute-bound"),
                  "host": self.tr("host-bound (Python dispatch)")}.get(
             t.get("decode_bound"), t.get("decode_bound", ""))
-        n["mfu"].setText(units.fmt_seconds(t["decode_s_per_token"]) + "\n" + bound)
+        engine = t.get("serving_engine_decode_s_per_token")
+        n["mfu"].setText(units.fmt_seconds(t["decode_s_per_token"]) + "\n" + bound
+                         + ("\n" + self.tr("vLLM: {t}").format(t=units.fmt_seconds(engine)) if engine else ""))
         n["train"].setText(self.tr("{v:,.1f} tokens/s").format(v=t["decode_tokens_per_s_per_user"]))
         n["gpu_hours"].setText(units.fmt_seconds(t["end_to_end_s"]))
         per_m = c.get("usd_per_million_tokens")
