@@ -108,12 +108,12 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
     kv_prompt = kv_tok * model.attended_context(setup.prompt_len) * setup.batch
     prefill_peak = kv_prompt + max(acts, logits)
     step_logits = setup.batch * model.vocab * (2 + 4) / tp
-    decode_peak = kv + kv / (2 * model.layers) + step_logits
-    if prefill_peak >= decode_peak:
+    kv_with_copy = kv + kv / (2 * model.layers)
+    if prefill_peak >= kv_with_copy + step_logits:
         breakdown = {"parameters": w, "kv_cache": kv_prompt, "logits_and_loss": logits if logits >= acts else 0.0,
                      "activations": acts if acts > logits else 0.0, "other": CUBLAS_WORKSPACE_BYTES}
     else:
-        breakdown = {"parameters": w, "kv_cache": kv + kv / (2 * model.layers), "logits_and_loss": step_logits,
+        breakdown = {"parameters": w, "kv_cache": kv_with_copy, "logits_and_loss": step_logits,
                      "activations": 0.0, "other": CUBLAS_WORKSPACE_BYTES}
     peak = sum(breakdown.values())
     device = peak * (1 + FRAGMENTATION) + CUDA_CONTEXT_BYTES
