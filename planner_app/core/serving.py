@@ -74,8 +74,20 @@ FP8_GEMM_SPEEDUP_OVER_BF16 = 1.38
 # Kernels per layer in a decode step (norms, QKV GEMM, rope + cache write, attention, output GEMM,
 # gate-up GEMM, activation, down GEMM, residual adds) and the floor of one kernel replayed from a CUDA
 # graph: ~2.5 us on Hopper (nsys traces of CUDA-graph decode show 2-4 us for tiny kernels); estimates.
+# Measured on this project's H200 (tests/data/decode_runs_h200_*.json "kernel_floor_us"): an empty
+# kernel replayed from a graph costs 0.87-0.92 us; the small kernels of a decode step 1-5 us each
+# (torch.profiler, batch 1: fused RMSNorm 1.8 us, KV-cache index_copy 2.4 us, top-k 4.9 us).
 KERNELS_PER_LAYER = 10
 KERNEL_FLOOR_S = 2.5e-6
+# A routed MoE block runs 7 kernels where a dense MLP runs 3: the router GEMM, top-k softmax, the
+# token-expert sort (moe_align_block_size), the gate-up and down grouped GEMMs, the activation and the
+# weighted sum (vllm/model_executor/layers/fused_moe/fused_moe.py: topk_softmax, moe_align_block_size,
+# invoke_fused_moe_kernel x2, silu_and_mul, moe_sum); shared experts add a dense MLP's 3.
+MOE_EXTRA_KERNELS = 4
+SHARED_EXPERT_KERNELS = 3
+# Per-head q/k RMSNorm (Qwen3, OLMo-2): two more kernels per layer (vllm/model_executor/models/qwen3.py
+# Qwen3Attention: q_norm and k_norm applied separately).
+QK_NORM_KERNELS = 2
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,7 @@ class ModelShape:
     top_k: int
     moe_layers: int
     live_width: float  # 16-bit elements per token live in one layer's forward (workspace)
+    kernels: float  # kernels one decode step launches, all layers (kernels_per_step)
     model: object  # for attended_context
     # element-wise traffic per token, all layers, in activation elements (act_traffic): norms and the
     # KV-cache write (replicated across TP), RoPE, the dense MLP's activation (split by TP), the routed
@@ -163,8 +176,17 @@ def model_shape(model) -> ModelShape:
                       active_expert_linear=float(model.moe_layers * model.top_k * mats * h * model.expert_ffn_hidden)
                       if model.is_moe else 0.0,
                       experts=model.experts if model.is_moe else 0, top_k=model.top_k if model.is_moe else 0,
-                      moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)), model=model,
-                      **act_traffic(model))
+                      moe_layers=model.moe_layers, live_width=float(prefill_live_width(model)),
+                      kernels=kernels_per_step(model), model=model, **act_traffic(model))
+
+
+def kernels_per_step(model) -> float:
+    """Kernels of one decode step (all layers): KERNELS_PER_LAYER, the MoE blocks' extra kernels and
+    the per-head q/k norms."""
+    n = model.layers * (KERNELS_PER_LAYER + (QK_NORM_KERNELS if model.qk_norm != "none" else 0))
+    if model.is_moe:
+        n += model.moe_layers * (MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if model.shared_ffn_hidden else 0))
+    return float(n)
 
 
 # Element-wise traffic of a serving engine's layer, in activation elements per token (read + written;
@@ -286,11 +308,22 @@ def experts_touched_fraction(tokens, top_k: int, experts: int):
     return 1.0 - (1.0 - top_k / experts) ** np.maximum(tokens, 0.0)
 
 
+STEP_PARTS = ("dense_gemm", "expert_gemm", "attention", "communication", "elementwise", "kernel_floor",
+              "engine_overhead")
+
+
 def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx):
     """One engine step of one replica: ``decodes`` running decodes (per attention-DP rank) at
     mean context ``decode_ctx`` plus ``prefill_tokens`` prompt tokens at mean context
     ``prefill_ctx``. Pipeline parallel: the batch is split into pp micro-batches that pass the pp
-    stages, so a token waits pp stage times."""
+    stages, so a token waits pp stage times. The sum of ``step_parts``."""
+    return sum(step_parts(s, dev, d, decodes, prefill_tokens, decode_ctx, prefill_ctx).values())
+
+
+def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx) -> dict:
+    """The parts of step_time_s in seconds (STEP_PARTS; pipeline stages included): the GEMMs outside
+    the routed experts, the routed experts' grouped GEMMs, attention, the collectives, element-wise
+    traffic, the kernels' floors and the engine's per-step CPU overhead."""
     pp = d.pp
     dec = decodes / pp
     pre = prefill_tokens / pp
@@ -309,13 +342,14 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
                         + dec * s.lm_head / (d.tp * pp))  # logits for the sampled positions only
     eff0 = eff.with_changes(gemm_overhead_s=0.0)  # per-kernel floors are KERNEL_FLOOR_S under CUDA graphs
     t_gemm = np.maximum(dense_w / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
+    t_expert = 0.0
     if s.experts:
         # routed experts: grouped GEMMs over the touched experts, r = tokens x top_k / touched experts rows
         # each (compute.grouped_gemm_time_s)
         expert_flops = 2.0 * moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
         rows = moe_tokens * s.top_k / (s.experts * np.maximum(touched, 1e-12))  # no tokens: no rows, no NaN
-        t_gemm = t_gemm + compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
-                                                      dev.mem_bw_gb_s)
+        t_expert = compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
+                                               dev.mem_bw_gb_s)
     # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA
     # decodes attend in the latent space (mla_decode_attn_width), prefill in the MHA form
     stage_layers = s.layers / pp
@@ -331,12 +365,13 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
     if s.experts:
         a2a = network.all_to_all_s(tokens * s.top_k * s.hidden * 2.0, d.ep, dev.topo)
         t_comm = t_comm + 2 * s.moe_layers / pp * a2a
-    t_floor = stage_layers * KERNELS_PER_LAYER * KERNEL_FLOOR_S
+    t_floor = s.kernels / pp * KERNEL_FLOOR_S
     unfused = np.where(d.fused_act, 0.0, 1.0)
     t_act = ACT_BYTES * (tokens * (s.act_norm_cache + unfused * (s.act_rope + s.act_mlp / d.tp))
                          + moe_tokens * s.act_moe / np.maximum(d.tp, d.ep)) / (pp * bw)
-    stage = t_gemm + t_attn + t_comm + t_floor + t_act
-    return pp * stage + d.step_overhead_s
+    return {"dense_gemm": pp * t_gemm, "expert_gemm": pp * t_expert, "attention": pp * t_attn,
+            "communication": pp * t_comm, "elementwise": pp * t_act, "kernel_floor": pp * t_floor,
+            "engine_overhead": d.step_overhead_s + 0 * t_gemm}
 
 
 RATE_BISECTION_STEPS = 12
@@ -357,6 +392,7 @@ class ServeState:
     running: object  # requests running per replica
     decodes: object  # requests decoding per replica (the rest prefill or wait for the prefill budget)
     saturated: object
+    step_parts: dict  # the average step's parts in seconds (STEP_PARTS), summing to tpot_s
 
 
 def _blocks(tokens):
@@ -380,7 +416,8 @@ def capacity(s: ModelShape, d: Deployment, capacity_bytes, isl, osl) -> dict:
 
 
 def _running_state(s, dev, d, running, isl, osl):
-    """(ttft_s, tpot_s, decodes) of one replica with ``running`` requests admitted (per replica)."""
+    """(ttft_s, tpot_s, decodes, the average step's step_parts) of one replica with ``running``
+    requests admitted (per replica)."""
     m = d.max_batched_tokens
     out = np.maximum(osl - 1, 1)
     adp = d.attention_dp
@@ -400,12 +437,14 @@ def _running_state(s, dev, d, running, isl, osl):
     chunk = np.clip(np.maximum(np.minimum(isl, budget), prefill_per_step), 1.0, budget)
     frac_chunk = np.clip(prefill_per_step / chunk, 0.0, 1.0)
     decode_ctx = isl + osl / 2.0
-    t_dec = step_time_s(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
-    t_mix = step_time_s(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
+    p_dec = step_parts(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
+    p_mix = step_parts(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
+    t_dec, t_mix = sum(p_dec.values()), sum(p_mix.values())
     # attention-DP ranks run in lock-step (the experts' all-to-all joins them at every MoE layer), so a
     # step is a mixed one when any of the adp ranks carries a chunk (ranks independent; adp 1: its own)
     any_chunk = 1.0 - (1.0 - frac_chunk) ** adp
     t_avg = (1 - any_chunk) * t_dec + any_chunk * t_mix
+    parts = {k: (1 - any_chunk) * p_dec[k] + any_chunk * p_mix[k] for k in STEP_PARTS}
     # TTFT: the prompt's chunks, half a step to the next step boundary, and the wait for the
     # prefill: where the budget is exhausted, Little's law on the requests not yet decoding; below
     # that, prompts queue behind each other's prefill as in an M/D/1 queue (Pollaczek-Khinchine
@@ -416,7 +455,7 @@ def _running_state(s, dev, d, running, isl, osl):
     rho = np.clip(done_per_step * service_s / t_avg, 0.0, PREFILL_RHO_MAX)
     wait_s = np.maximum(wait_s, rho * service_s / (2 * (1 - rho)))
     ttft = service_s + 0.5 * t_avg + wait_s
-    return ttft, t_avg, dec * adp
+    return ttft, t_avg, dec * adp, parts
 
 
 def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl, concurrency=None,
@@ -427,19 +466,19 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
     osl_f = np.asarray(osl, dtype=float)
 
     def at(running):
-        ttft, tpot, dec = _running_state(s, dev, d, running, isl, osl)
+        ttft, tpot, dec, parts = _running_state(s, dev, d, running, isl, osl)
         e2e = ttft + (osl_f - 1) * tpot
-        return ttft, tpot, e2e, dec, running / e2e  # per replica rate (Little)
+        return ttft, tpot, e2e, dec, running / e2e, parts  # per replica rate (Little)
 
     if concurrency is not None:
         n = np.asarray(concurrency, dtype=float) / d.replicas
         running = np.minimum(n, max_conc)
-        ttft, tpot, e2e, dec, rate = at(running)
+        ttft, tpot, e2e, dec, rate, parts = at(running)
         queue = np.maximum(n - running, 0.0) / rate
         saturated = n > max_conc
     else:
         target = np.asarray(request_rate, dtype=float) / d.replicas
-        _, _, _, _, rate_max = at(max_conc)
+        rate_max = at(max_conc)[4]
         e2e_min = at(np.minimum(max_conc, 1e-3))[2]
         # N = rate x e2e(N) and e2e grows with N: rate x e2e at an empty server bounds N from below.
         # Bisection on log N between that bound and max_concurrency (12 halvings of the log-interval
@@ -453,11 +492,11 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
             hi = np.where(below, hi, mid)
         saturated = target > rate_max
         running = np.where(saturated, max_conc, hi)
-        ttft, tpot, e2e, dec, rate = at(running)
+        ttft, tpot, e2e, dec, rate, parts = at(running)
         rate = np.where(saturated, rate, target)
         queue = np.where(saturated, np.inf, 0.0)
     return ServeState(ttft_s=ttft + queue, tpot_s=tpot, e2e_s=e2e + queue, requests_per_s=rate * d.replicas,
-                      queue_s=queue, running=running, decodes=dec, saturated=saturated)
+                      queue_s=queue, running=running, decodes=dec, saturated=saturated, step_parts=parts)
 
 
 def pareto_mask(x, y) -> np.ndarray:

@@ -164,6 +164,9 @@ def run_serve(req: ServeRequest, db) -> dict:
                     "request_rate": req.request_rate},
         "ttft_ms": None if infinite else float(st.ttft_s) * ms,
         "tpot_ms": float(st.tpot_s) * ms,
+        # where an average engine step's time goes (decode steps and those carrying prefill chunks,
+        # weighted by their share); the parts sum to tpot_ms
+        "step_breakdown_ms": {k: float(v) * ms for k, v in st.step_parts.items()},
         "e2e_latency_ms": None if infinite else float(st.e2e_s) * ms,
         "queueing_delay_ms": None if infinite else float(st.queue_s) * ms,
         "output_tokens_per_s": out_tps,

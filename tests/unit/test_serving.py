@@ -2,16 +2,20 @@
 request-rate steady state, bad input, the SLO search and its Pareto front."""
 import json
 import math
+import os
 
 import numpy as np
 import pytest
 
 from planner_app.cli import main
 from planner_app.core import serving as sv
+from planner_app.core.hf_config import load_hf_config
 from planner_app.core.states import CUDA_CONTEXT_BYTES
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import run_slo_search
 from planner_app.specdb.catalog import shipped_db
+
+CONFIGS = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs")
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +122,8 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
 
     bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
     dense = s.dense_linear * 2 + s.lm_head * 2
-    floors = s.layers * sv.KERNELS_PER_LAYER * sv.KERNEL_FLOOR_S
+    # per layer: a dense layer's kernels and the MoE block's extra ones (router, top-k, sort, combine)
+    floors = s.layers * (sv.KERNELS_PER_LAYER + sv.MOE_EXTRA_KERNELS) * sv.KERNEL_FLOOR_S
     t1 = sv.step_time_s(s, dev, d, 1.0, 0.0, 16.0, 0.0)
     experts_s = 0.25 * s.expert_linear * 2 / (hw.gpu.mem_bw_gb_s * 1e9 * GROUPED_GEMM_STREAM_BW_FRACTION)
     assert t1 == pytest.approx(dense / bw + experts_s + floors, rel=0.02)
@@ -397,8 +402,8 @@ def test_attention_dp_ranks_wait_for_the_one_carrying_a_prefill(db):
     dev = sv.device_for(hw, 8, per_node)
     kw = dict(tp=1, ep=1, weight_bytes=1.0, kv_bytes=1.0, max_num_seqs=256, max_batched_tokens=8192,
               step_overhead_s=0.0)
-    _, tpot8, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=8, **kw), 512.0, 1024.0, 1024.0)
-    _, tpot1, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
+    _, tpot8, _, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=8, **kw), 512.0, 1024.0, 1024.0)
+    _, tpot1, _, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
     t_dec = sv.step_time_s(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 0.0, 1536.0, 512.0)
     assert t_dec < tpot1 < tpot8
 
@@ -411,3 +416,23 @@ def test_an_empty_moe_step_is_finite(db):
     hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
     t = sv.step_time_s(s, sv.device_for(hw, 16, per_node), sv.Deployment(step_overhead_s=0.0), 0.0, 0.0, 16.0, 0.0)
     assert np.isfinite(t) and t > 0
+
+
+def test_step_parts_sum_to_the_step_and_count_each_kernel(db):
+    """step_time_s is the sum of step_parts; a Qwen3-MoE step floors more kernels than a dense
+    Llama layer: the MoE block's extra kernels and the per-head q/k norms."""
+    from planner_app.service.resolve import resolve_hardware
+
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 16, per_node)
+    d = sv.Deployment(step_overhead_s=0.4e-3)
+    dense = sv.model_shape(db.model("llama-3.1-8b"))
+    moe = sv.model_shape(load_hf_config(os.path.join(CONFIGS, "qwen3-30b-a3b.json")))
+    for s in (dense, moe):
+        parts = sv.step_parts(s, dev, d, 32.0, 512.0, 2048.0, 256.0)
+        assert set(parts) == set(sv.STEP_PARTS)
+        assert sum(parts.values()) == pytest.approx(sv.step_time_s(s, dev, d, 32.0, 512.0, 2048.0, 256.0))
+        assert parts["engine_overhead"] == 0.4e-3
+    assert dense.kernels == 32 * sv.KERNELS_PER_LAYER
+    assert moe.kernels == 48 * (sv.KERNELS_PER_LAYER + sv.QK_NORM_KERNELS + sv.MOE_EXTRA_KERNELS)
+    assert sv.step_parts(dense, dev, d, 32.0, 0.0, 2048.0, 0.0)["expert_gemm"] == 0.0
