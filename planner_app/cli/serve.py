@@ -94,5 +94,7 @@ def format_text(out: dict) -> str:
     m = out["memory"]
     lines += ["", f"Memory per GPU: {gb(m['device_bytes'])} of {gb(m['capacity_bytes'])}"]
     lines += [f"  {k.replace('_', ' '):22s} {gb(v):>12s}" for k, v in m["breakdown"].items()]
+    lines += ["", f"Time per output token: {_ms(out['tpot_ms'])} (an average engine step)"]
+    lines += [f"  {k.replace('_', ' '):22s} {v:>9,.2f} ms" for k, v in out["step_breakdown_ms"].items() if v > 0]
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in out["assumptions"]]
     return "\n".join(lines)

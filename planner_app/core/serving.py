@@ -98,6 +98,10 @@ class EngineConstants:
     # the dense MLP's activation runs in the gate-up GEMM's epilogue and RoPE with the KV-cache write
     # inside attention (no element-wise pass for either; act_traffic)
     fused_act: bool = False
+    # CPU time per running request per step (the executor's Python bookkeeping of each request: inputs,
+    # sampling results, responses), run beside the GPU step by the overlap scheduler: a step takes the
+    # longer of the two (step_parts "host_wait"). 0: not modelled for this engine.
+    host_s_per_request: float = 0.0
 
 
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
@@ -112,8 +116,12 @@ ENGINES = {
     # preprocessing (bias + RoPE + KV-cache write, cpp/tensorrt_llm/kernels/unfusedAttentionKernels);
     # vLLM and SGLang run SiluAndMul and rotary_embedding as their own kernels (vllm/model_executor/layers/
     # activation.py, rotary_embedding.py)
+    # host_s_per_request: TensorRT-LLM PR #10273 (2025-12-24): GPT-OSS-120B on GB200, attention DP 2 with
+    # max_batch_size 1536 per rank at 3072 concurrent requests (ISL/OSL 1k/1k), a host-bound setting:
+    # host_step_time 45.11 ms per iteration = 29.4 us per running request (a Grace host; x86 hosts of
+    # DGX B200/H200 not measured). vLLM and SGLang: no such measurement found, not modelled.
     "trtllm": EngineConstants("trtllm", 0.25e-3, "TensorRT-LLM overlap scheduler, C++ executor (estimate)",
-                              fused_act=True),
+                              fused_act=True, host_s_per_request=45.11e-3 / 1536),
 }
 ENGINE_NAMES = tuple(ENGINES)
 
@@ -240,6 +248,7 @@ class Deployment:
     max_batched_tokens: object = 2048
     step_overhead_s: object = ENGINES["vllm"].step_overhead_s
     fused_act: object = False  # EngineConstants.fused_act
+    host_s_per_request: object = 0.0  # EngineConstants.host_s_per_request
 
     @property
     def gpus_per_replica(self):
@@ -309,7 +318,7 @@ def experts_touched_fraction(tokens, top_k: int, experts: int):
 
 
 STEP_PARTS = ("dense_gemm", "expert_gemm", "attention", "communication", "elementwise", "kernel_floor",
-              "engine_overhead")
+              "engine_overhead", "host_wait")
 
 
 def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx):
@@ -323,7 +332,9 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
 def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx) -> dict:
     """The parts of step_time_s in seconds (STEP_PARTS; pipeline stages included): the GEMMs outside
     the routed experts, the routed experts' grouped GEMMs, attention, the collectives, element-wise
-    traffic, the kernels' floors and the engine's per-step CPU overhead."""
+    traffic, the kernels' floors, the engine's per-step CPU overhead, and the wait for the host's
+    per-request work where that takes longer than all of these (EngineConstants.host_s_per_request;
+    ``decodes`` requests per rank)."""
     pp = d.pp
     dec = decodes / pp
     pre = prefill_tokens / pp
@@ -369,9 +380,11 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
     unfused = np.where(d.fused_act, 0.0, 1.0)
     t_act = ACT_BYTES * (tokens * (s.act_norm_cache + unfused * (s.act_rope + s.act_mlp / d.tp))
                          + moe_tokens * s.act_moe / np.maximum(d.tp, d.ep)) / (pp * bw)
-    return {"dense_gemm": pp * t_gemm, "expert_gemm": pp * t_expert, "attention": pp * t_attn,
-            "communication": pp * t_comm, "elementwise": pp * t_act, "kernel_floor": pp * t_floor,
-            "engine_overhead": d.step_overhead_s + 0 * t_gemm}
+    parts = {"dense_gemm": pp * t_gemm, "expert_gemm": pp * t_expert, "attention": pp * t_attn,
+             "communication": pp * t_comm, "elementwise": pp * t_act, "kernel_floor": pp * t_floor,
+             "engine_overhead": d.step_overhead_s + 0 * t_gemm}
+    parts["host_wait"] = np.maximum(d.host_s_per_request * decodes - sum(parts.values()), 0.0)
+    return parts
 
 
 RATE_BISECTION_STEPS = 12

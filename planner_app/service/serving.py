@@ -95,7 +95,8 @@ def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdt
                          kv_bytes=sv.SERVE_KV_BYTES[kd] if isinstance(kd, str) else kd,
                          gmu=req.gpu_memory_utilization, max_num_seqs=seqs, max_batched_tokens=tokens,
                          step_overhead_s=sv.ENGINES[req.engine].step_overhead_s,
-                         fused_act=sv.ENGINES[req.engine].fused_act)
+                         fused_act=sv.ENGINES[req.engine].fused_act,
+                         host_s_per_request=sv.ENGINES[req.engine].host_s_per_request)
 
 
 def run_serve(req: ServeRequest, db) -> dict:
@@ -198,6 +199,13 @@ def serve_assumptions(req, seqs: int, tokens: int) -> list:
              engine=req.engine, tokens=tokens, seqs=seqs, block=sv.BLOCK_SIZE_TOKENS, gmu=req.gpu_memory_utilization),
         Text(QT_TRANSLATE_NOOP("Engine", "per-step engine overhead {ms:.2f} ms ({source})"),
              ms=e.step_overhead_s * 1e3, source=e.source),
+        Text(QT_TRANSLATE_NOOP("Engine", "host time {us:.1f} us per running request per step, beside the GPU step "
+                                         "(overlap scheduler; TensorRT-LLM PR #10273, measured on a Grace host): "
+                                         "a step takes the longer of the two"), us=e.host_s_per_request * 1e6)
+        if e.host_s_per_request else
+        Text(QT_TRANSLATE_NOOP("Engine", "the engine's CPU time per running request is not modelled (no measurement "
+                                         "found for {engine}); at thousands of running requests a small model can be "
+                                         "host-bound"), engine=req.engine),
         Text(QT_TRANSLATE_NOOP("Engine", "a request holds the KV pages of its prompt and output until it ends (no "
                                          "preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU"),
              graph=sv.CUDA_GRAPH_BYTES / 2**30),

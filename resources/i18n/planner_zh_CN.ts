@@ -783,6 +783,14 @@
         <translation>引擎每步开销 {ms:.2f} 毫秒（{source}）</translation>
     </message>
     <message>
+        <source>host time {us:.1f} us per running request per step, beside the GPU step (overlap scheduler; TensorRT-LLM PR #10273, measured on a Grace host): a step takes the longer of the two</source>
+        <translation>主机时间：每个运行中的请求每步 {us:.1f} us，与 GPU 步并行（重叠调度器；TensorRT-LLM PR #10273，在 Grace 主机上测得）：一步取两者中较长者</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s CPU time per running request is not modelled (no measurement found for {engine}); at thousands of running requests a small model can be host-bound</source>
+        <translation>未建模引擎每个运行中请求的 CPU 时间（未找到 {engine} 的测量数据）；运行请求达数千时，小模型可能受主机限制</translation>
+    </message>
+    <message>
         <source>a request holds the KV pages of its prompt and output until it ends (no preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU</source>
         <translation>请求在结束前一直占用其提示词和输出的 KV 页（无抢占、无前缀缓存）；CUDA Graphs 每 GPU {graph:.2f} GiB</translation>
     </message>
@@ -2411,6 +2419,38 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>其他</translation>
     </message>
     <message>
+        <source>GEMMs (attention, dense MLP, output layer)</source>
+        <translation>GEMM（注意力、稠密 MLP、输出层）</translation>
+    </message>
+    <message>
+        <source>expert GEMMs</source>
+        <translation>专家 GEMM</translation>
+    </message>
+    <message>
+        <source>attention (KV cache)</source>
+        <translation>注意力（KV 缓存）</translation>
+    </message>
+    <message>
+        <source>communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>element-wise</source>
+        <translation>逐元素运算</translation>
+    </message>
+    <message>
+        <source>kernel launches</source>
+        <translation>内核启动</translation>
+    </message>
+    <message>
+        <source>engine CPU overhead</source>
+        <translation>引擎 CPU 开销</translation>
+    </message>
+    <message>
+        <source>waiting for the host (per-request CPU work)</source>
+        <translation>等待主机（逐请求的 CPU 工作）</translation>
+    </message>
+    <message>
         <source>unbounded (queue grows)</source>
         <translation>无上限（队列持续增长）</translation>
     </message>
@@ -2509,6 +2549,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>per GPU</source>
         <translation>每 GPU</translation>
+    </message>
+    <message>
+        <source>per step</source>
+        <translation>每步</translation>
     </message>
     <message>
         <source>Tick at least one machine</source>

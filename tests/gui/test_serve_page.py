@@ -71,6 +71,9 @@ def test_numbers_equal_the_cli(window, qtbot):
     # the memory chart stacks the breakdown against the GPU's capacity (GB)
     total_gb = sum(cli["memory"]["breakdown"].values()) / 1e9
     assert page.memory_chart.totals[0] == pytest.approx(total_gb)
+    # the step chart stacks where the time per output token goes: its parts sum to the CLI's TPOT
+    assert shown["step_breakdown_ms"] == cli["step_breakdown_ms"]
+    assert page.step_chart.totals[0] == pytest.approx(cli["tpot_ms"])
     assert not page.error.text()
 
 

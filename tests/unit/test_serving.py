@@ -436,3 +436,32 @@ def test_step_parts_sum_to_the_step_and_count_each_kernel(db):
     assert dense.kernels == 32 * sv.KERNELS_PER_LAYER
     assert moe.kernels == 48 * (sv.KERNELS_PER_LAYER + sv.QK_NORM_KERNELS + sv.MOE_EXTRA_KERNELS)
     assert sv.step_parts(dense, dev, d, 32.0, 0.0, 2048.0, 0.0)["expert_gemm"] == 0.0
+
+
+def test_trtllm_steps_wait_for_the_host_at_thousands_of_requests(db):
+    """TensorRT-LLM's executor spends host time on every running request each step, beside the GPU
+    step (EngineConstants.host_s_per_request, from TensorRT-LLM PR #10273): a small model at 2,048
+    decodes per rank is host-bound, the step is that host time, and at 16 decodes the host hides
+    behind the GPU (host_wait 0). vLLM has no such term."""
+    from planner_app.service.resolve import resolve_hardware
+
+    hw, per_node, _ = resolve_hardware(db, gpu="B200")
+    dev = sv.device_for(hw, 8, per_node)
+    s = sv.model_shape(load_hf_config(os.path.join(CONFIGS, "qwen3-30b-a3b.json")))
+    e = sv.ENGINES["trtllm"]
+    assert e.host_s_per_request == pytest.approx(45.11e-3 / 1536)
+    d = sv.Deployment(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0, step_overhead_s=e.step_overhead_s,
+                      fused_act=True, host_s_per_request=e.host_s_per_request)
+    big = sv.step_parts(s, dev, d, 2048.0, 0.0, 256.0, 0.0)
+    assert big["host_wait"] > 0
+    assert sum(big.values()) == pytest.approx(2048 * e.host_s_per_request)
+    small = sv.step_parts(s, dev, d, 16.0, 0.0, 256.0, 0.0)
+    assert small["host_wait"] == 0.0
+    vllm = sv.Deployment(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0)
+    assert sv.step_parts(s, dev, vllm, 2048.0, 0.0, 256.0, 0.0)["host_wait"] == 0.0
+    out = run_serve(ServeRequest(model=os.path.join(CONFIGS, "qwen3-30b-a3b.json"), gpu="B200", isl=128, osl=128,
+                                 concurrency=100000, weights_dtype="fp4", kv_dtype="fp8", engine="trtllm",
+                                 max_num_seqs=2048, max_num_batched_tokens=8192), db)
+    assert out["step_breakdown_ms"]["host_wait"] > 0
+    assert sum(out["step_breakdown_ms"].values()) == pytest.approx(out["tpot_ms"])
+    assert any("PR #10273" in str(a) for a in out["assumptions"])

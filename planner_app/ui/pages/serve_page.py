@@ -46,6 +46,16 @@ def memory_labels() -> dict:
             "cuda_graphs": translate("ServePage", "CUDA graphs"), "other": translate("ServePage", "other")}
 
 
+def step_labels() -> dict:
+    """The parts of a decode step (core/serving.STEP_PARTS), as the step chart's legend names them."""
+    return {"dense_gemm": translate("ServePage", "GEMMs (attention, dense MLP, output layer)"),
+            "expert_gemm": translate("ServePage", "expert GEMMs"), "attention": translate("ServePage", "attention (KV cache)"),
+            "communication": translate("ServePage", "communication"), "elementwise": translate("ServePage", "element-wise"),
+            "kernel_floor": translate("ServePage", "kernel launches"),
+            "engine_overhead": translate("ServePage", "engine CPU overhead"),
+            "host_wait": translate("ServePage", "waiting for the host (per-request CPU work)")}
+
+
 def _ms(v) -> str:
     return translate("ServePage", "unbounded (queue grows)") if v is None else f"{v:,.1f} ms"
 
@@ -257,6 +267,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
         row.addLayout(grid, 3)
         self.memory_chart = StackedBarChart(self.tr("Memory per GPU"), "GB")
         row.addWidget(self.memory_chart, 2)
+        # where an average engine step's time goes (serve's step_breakdown_ms; the parts sum to TPOT)
+        self.step_chart = StackedBarChart(self.tr("Time per output token"), "ms")
+        row.addWidget(self.step_chart, 2)
         tl.addLayout(row, 1)
         right.addWidget(top)
         bottom = QWidget()
@@ -384,6 +397,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         for cell in self.cells.values():
             cell.setText("—")
         self.memory_chart.set_data([], {})
+        self.step_chart.set_data([], {})
 
     def _show_error(self, e) -> None:
         field = getattr(e, "field", None)
@@ -409,6 +423,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
         mem = out["memory"]
         self.memory_chart.set_data([self.tr("per GPU")], {k: [mem["breakdown"][k] / GB] for k in MEMORY_KEYS},
                                    limits=[mem["capacity_bytes"] / GB], labels=memory_labels())
+        steps = out["step_breakdown_ms"]
+        self.step_chart.set_data([self.tr("per step")], {k: [v] for k, v in steps.items() if v > 0},
+                                 labels=step_labels())
         self.served.emit(out)
 
     # ---- the SLO search ---------------------------------------------------------------------
