@@ -371,11 +371,18 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
                                               + (s.q_width + s.attn_out_width) * pre * att_pre)
     a_eff = compute.attention_efficiency(s.head_dim or 128, eff)
     t_attn = np.maximum(dec * att_dec * kv_tok / bw, attn_flops / (dev.attn_peak_tflops * 1e12 * a_eff))
-    # collectives: 2 all-reduces per layer of the step's activations (tp); dispatch + combine (ep)
+    # collectives: 2 all-reduces per layer of the step's activations (tp); expert parallel over
+    # attention-DP ranks moves every rank's tokens to every EP rank and back, the engines' default: an
+    # all-gather of the tokens and a reduce-scatter of the experts' 16-bit outputs per MoE layer (vLLM
+    # envs.py VLLM_ALL2ALL_BACKEND default "allgather_reducescatter"; TensorRT-LLM fused_moe
+    # select_alltoall_method_type: an all-to-all only when ep > top_k on multi-node NVLink or with DeepEP).
+    # Under tensor-parallel attention the tokens are on every rank already and the experts' partial sums
+    # join the layer's all-reduce above.
     t_comm = 2 * stage_layers * network.all_reduce_s(tokens * s.hidden * 2.0, d.tp, dev.topo)
     if s.experts:
-        a2a = network.all_to_all_s(tokens * s.top_k * s.hidden * 2.0, d.ep, dev.topo)
-        t_comm = t_comm + 2 * s.moe_layers / pp * a2a
+        gathered = tokens * d.attention_dp * s.hidden * ACT_BYTES  # the EP group's tokens, 16-bit
+        dep = np.where((d.ep > 1) & (d.attention_dp > 1), 1.0, 0.0)
+        t_comm = t_comm + dep * 2 * s.moe_layers / pp * network.all_gather_s(gathered, d.ep, dev.topo)
     t_floor = s.kernels / pp * KERNEL_FLOOR_S
     unfused = np.where(d.fused_act, 0.0, 1.0)
     t_act = ACT_BYTES * (tokens * (s.act_norm_cache + unfused * (s.act_rope + s.act_mlp / d.tp))

@@ -133,7 +133,19 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
                                 concurrency=32), db)
     tp = run_serve(ServeRequest(model="mixtral-8x7b", gpu="H100 SXM", tp=2, isl=1000, osl=500, concurrency=32), db)
     assert ep["memory"]["breakdown"]["weights"] == pytest.approx(tp["memory"]["breakdown"]["weights"])
-    assert ep["tpot_ms"] > tp["tpot_ms"]  # the same bytes, plus a dispatch and a combine per MoE layer
+    # tensor-parallel attention: every rank holds the tokens, the experts' partial sums join the
+    # layer's all-reduce; no extra collective
+    assert ep["tpot_ms"] == pytest.approx(tp["tpot_ms"])
+    # expert parallel over attention-DP ranks: an all-gather of the ranks' tokens and a reduce-scatter of
+    # the outputs per MoE layer (the engines' default allgather_reducescatter)
+    from planner_app.core import network
+
+    dep = sv.Deployment(tp=1, ep=2, attention_dp=2, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
+    parts = sv.step_parts(s, dev, dep, 64.0, 0.0, 16.0, 0.0)
+    gather = network.all_gather_s(64 * 2 * s.hidden * 2.0, 2, dev.topo)
+    assert parts["communication"] == pytest.approx(2 * s.moe_layers * gather)
+    assert sv.step_parts(s, dev, sv.Deployment(tp=2, ep=2), 64.0, 0.0, 16.0, 0.0)["communication"] == pytest.approx(
+        sv.step_parts(s, dev, sv.Deployment(tp=2), 64.0, 0.0, 16.0, 0.0)["communication"])
 
 
 def test_mla_decode_attends_in_the_latent_space(db):
