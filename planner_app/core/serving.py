@@ -339,7 +339,10 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
     dec = decodes / pp
     pre = prefill_tokens / pp
     tokens = dec + pre
-    moe_tokens = tokens * np.where(d.ep > 1, d.attention_dp, 1)  # EP over the attention-DP ranks
+    # EP over the attention-DP ranks: every rank pads its step to the largest rank's token count, so the
+    # experts see adp x this rank's tokens, a prompt chunk included (vllm/v1/worker/gpu_model_runner.py
+    # get_dp_padding: "padding is enabled for prefills"; TensorRT-LLM's MoE use_dp_padding for NVFP4)
+    moe_tokens = tokens * np.where(d.ep > 1, d.attention_dp, 1)
     eff = dev.eff
     bw = dev.mem_bw_gb_s * 1e9 * eff.bw_elementwise
     # GEMMs: the weights the step reads (experts: those its tokens touch, E(1-(1-k/E)^T)) or FLOPs
