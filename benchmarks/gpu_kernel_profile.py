@@ -57,7 +57,26 @@ def classify(name: str) -> str:
     return "other"
 
 
-def profile_case(torch, case, steps):
+def op_times(torch, step, steps, top=40):
+    """Device time per aten op and input shapes (torch.profiler with CPU and CUDA activities,
+    record_shapes): which source op launches the kernels, as (op, shapes, calls, ms) per step."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    rows = []
+    for ev in prof.key_averages(group_by_input_shape=True):
+        t_us = getattr(ev, "self_device_time_total", 0.0) or 0.0
+        if t_us <= 0 or not ev.key.startswith("aten::"):
+            continue
+        rows.append([ev.key, str(ev.input_shapes)[:200], round(ev.count / steps, 2), round(t_us / 1e3 / steps, 3)])
+    rows.sort(key=lambda r: -r[3])
+    return rows[:top]
+
+
+def profile_case(torch, case, steps, ops=False):
     from torch.profiler import ProfilerActivity, profile
 
     model, cfg = tr.build(torch, case)
@@ -112,6 +131,8 @@ def profile_case(torch, case, steps):
            "top_kernels": [{"name": n[:160], "ms": round(v[0], 3), "calls": v[1], "class": classify(n)}
                            for n, v in top],
            "params": sum(p.numel() for p in model.parameters())}
+    if ops:
+        rec["top_ops"] = op_times(torch, step, steps)
     del model, opt, params
     return rec
 
@@ -122,6 +143,7 @@ def main():
     ap.add_argument("--cases", default="all")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=240)
+    ap.add_argument("--ops", action="store_true", help="also the device time per aten op and input shapes")
     args = ap.parse_args()
     import torch
     import transformers
@@ -142,7 +164,7 @@ def main():
             continue
         print("case", case["name"], file=sys.stderr, flush=True)
         try:
-            rec = profile_case(torch, case, args.steps)
+            rec = profile_case(torch, case, args.steps, ops=args.ops)
             print(f"  wall {rec['wall_ms_per_step']:.1f} ms, kernels {rec['kernel_ms_per_step']:.1f} ms, "
                   f"{rec['by_class_ms']}", file=sys.stderr, flush=True)
         except Exception as e:  # noqa: BLE001 - a failed case is data

@@ -12,7 +12,8 @@ tests/unit/test_family_traces.py) and whole-model Trainer runs
 """
 from __future__ import annotations
 
-from planner_app.core.layers_hf import HFLayerSpec, HFOps, _needs_mask, _residual_bytes, experts_down_and_combine
+from planner_app.core.layers_hf import (HFLayerSpec, HFOps, _needs_mask, _residual_bytes, experts_down_and_combine,
+                                        experts_gather_and_up)
 from planner_app.core.trace import EXP, ONE, SEQ, TP, TPS, T
 
 # RMSNorms that multiply by the weight in fp32 and cast after (modeling_gemma.py
@@ -279,13 +280,7 @@ def moe_block(o: HFOps, m, xn: T) -> T:
     wts, idx = _router(o, m, xn)
     eb = o.param_bytes  # grouped_mm casts its input to the weights' dtype
     wg = 0 if o.frozen else 1
-    sel = o.new(k * h, eb, EXP, "experts.gather")
-    o.tr.op("experts.gather", [xn], [sel], saved=[idx])
-    gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
-    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
-            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
-    gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
-    o.tr.op("experts.mask1", [gu], [gum])
+    gum = experts_gather_and_up(o, m, xn, idx, eb, wg)
     gate, up = o.view(gum, k * fe, "experts.gate"), o.view(gum, k * fe, "experts.up")
     if m.family == "gpt_oss":
         gc = o.new(k * fe, eb, EXP, "experts.gate_clamp")

@@ -399,6 +399,26 @@ def _swiglu_mlp(o: HFOps, m, xn: T, ffn: int, slot: int, name: str) -> T:
     return o.linear(prod, h, SEQ, h * ffn, name + ".down_proj")
 
 
+def experts_gather_and_up(o: HFOps, m, xn: T, idx: T, eb: int, wg: int) -> T:
+    """transformers 5.x's ``grouped_mm_experts_forward`` up to the gate-up output (integrations/moe.py,
+    5.17): the tokens gathered in expert order, the in-place pre-mask of the EP sentinel rows
+    (``masked_fill_``, whose backward masks the input gradient), the gate-up grouped GEMM (saves its
+    input for the weight gradient unless frozen, ``wg`` 0) and the masked_fill of its output. A
+    masked_fill with a per-row mask runs as a non-vectorised kernel (H200 profiles: 0.30-0.34 of HBM,
+    tests/data/kernel_profile_lora_h200.json, kernel_ops_h200.json)."""
+    h, k, fe = m.hidden, m.top_k, m.expert_ffn_hidden
+    sel = o.new(k * h, eb, EXP, "experts.gather")
+    o.tr.op("experts.gather", [xn], [sel], saved=[idx])
+    selm = o.view(sel, k * h, "experts.gather_masked")  # in place
+    o.tr.op("experts.mask0", [sel], [selm], strided=True)
+    gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
+    o.tr.op("experts.gate_up", [selm], [gu], saved=[selm] if wg else [],
+            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
+    gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
+    o.tr.op("experts.mask1", [gu], [gum], strided=True)
+    return gum
+
+
 def experts_down_and_combine(o: HFOps, m, prod: T, wts: T, eb: int, wg: int) -> T:
     """The grouped experts' down projection (saves its input for the weight gradient unless frozen,
     ``wg`` 0), masked_fill copy, weighting by the router, un-permute and the sum over top-k
@@ -432,17 +452,9 @@ def _moe_block(o: HFOps, m, xn: T) -> T:
     wts = o.new(k, 4, SEQ, "router.weights")
     o.tr.op("router.normalise", [topv], [wts], saved=[topv, wts])
     eb = o.param_bytes  # grouped_mm casts its input to the weights' dtype
-    sel = o.new(k * h, eb, EXP, "experts.gather")
-    o.tr.op("experts.gather", [xn], [sel], saved=[idx])
-    gu = o.new(2 * k * fe, eb, EXP, "experts.gate_up")
     # frozen experts (LoRA) save no inputs and compute no weight gradients
     wg = 0 if o.frozen else 1
-    o.tr.op("experts.gate_up", [sel], [gu], saved=[sel] if wg else [],
-            weight_grad_bytes=wg * m.experts * 2 * h * fe * o.grad_bytes, gemm=(h, 2 * fe * k, "n", 8 * eb, 1 + wg, k / m.experts))
-    gum = o.new(2 * k * fe, eb, EXP, "experts.gate_up_masked")
-    # masked_fill with a per-row mask runs as a non-vectorised kernel (H200 profiles: 0.34 of HBM,
-    # tests/data/kernel_profile_lora_h200.json)
-    o.tr.op("experts.mask1", [gu], [gum], strided=True)
+    gum = experts_gather_and_up(o, m, xn, idx, eb, wg)
     gate = o.view(gum, k * fe, "experts.gate")
     up = o.view(gum, k * fe, "experts.up")
     act = o.new(k * fe, eb, EXP, "experts.silu")
