@@ -463,7 +463,7 @@ def _running_state(s, dev, d, running, isl, osl):
     p_dec = step_parts(s, dev, d, dec, 0.0, decode_ctx, isl / 2.0)
     p_mix = step_parts(s, dev, d, dec, chunk, decode_ctx, isl / 2.0)
     t_dec, t_mix = sum(p_dec.values()), sum(p_mix.values())
-    # attention-DP ranks run in lock-step (the experts' all-to-all joins them at every MoE layer), so a
+    # attention-DP ranks run in lock-step (the experts' collectives join them at every MoE layer), so a
     # step is a mixed one when any of the adp ranks carries a chunk (ranks independent; adp 1: its own)
     any_chunk = 1.0 - (1.0 - frac_chunk) ** adp
     t_avg = (1 - any_chunk) * t_dec + any_chunk * t_mix
