@@ -9,6 +9,11 @@ from planner_app.report import text as fmt
 MEMORY_LABELS = (("weights", "Model weights"), ("kv_pool", "KV cache pool"),
                  ("activation_workspace", "Activation workspace"),
                  ("cuda_graphs", "CUDA graphs"), ("other", "Other (context, NCCL)"))
+# serve's step_breakdown_ms (core/serving.STEP_PARTS), as the report names them
+STEP_LABELS = (("dense_gemm", "GEMMs"), ("expert_gemm", "Expert GEMMs"), ("attention", "Attention (KV cache)"),
+               ("communication", "Collectives"), ("elementwise", "Element-wise"),
+               ("kernel_floor", "Kernel launches"), ("engine_overhead", "Engine CPU"),
+               ("host_wait", "Waiting for the host"))
 
 
 def ms(v) -> str:
@@ -114,6 +119,7 @@ def section(doc) -> None:
     if verdict:
         doc.p(doc.e(verdict))
     _memory(doc, ok)
+    _step_time(doc, ok)
     _notes(doc, sv, ok)
 
 
@@ -150,6 +156,22 @@ def _memory(doc, ok: list[dict]) -> None:
     doc.table([s("Deployment")] + [s(label) for _k, label in MEMORY_LABELS]
               + [s("Total"), s("Capacity"), s("KV cache tokens per replica")], rows,
               align=["left"] + ["right"] * 8, widths=[16, 10, 11, 11, 11, 10, 10, 10, 11], small=True)
+
+
+def _step_time(doc, ok: list[dict]) -> None:
+    """Where each deployment's time per output token goes (an average engine step; the parts sum to
+    TPOT); parts that are zero for every deployment are left out."""
+    s = doc.s
+    if not ok:
+        return
+    keys = [(k, label) for k, label in STEP_LABELS if any(d["serve"]["step_breakdown_ms"][k] > 0 for d in ok)]
+    doc.parts.append(f'<h3>{doc.e(s("Time per output token by part (ms)"))}</h3>')
+    rows = [[_name(doc, d)] + [f"{d['serve']['step_breakdown_ms'][k]:,.2f}" for k, _l in keys]
+            + [ms(d["serve"]["tpot_ms"])] for d in ok]
+    first = 14
+    widths = [first] + [(100 - first) // (len(keys) + 1)] * (len(keys) + 1)
+    doc.table([s("Deployment")] + [s(label) for _k, label in keys] + [s("TPOT")], rows,
+              align=["left"] + ["right"] * (len(keys) + 1), widths=widths, small=True)
 
 
 def _notes(doc, sv: dict, ok: list[dict]) -> None:

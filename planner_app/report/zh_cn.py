@@ -241,6 +241,15 @@ STRINGS = {
     "Other (context, NCCL)": "其他（上下文、NCCL）",
     "Total": "合计",
     "KV cache tokens per replica": "每副本 KV 缓存 token 数",
+    "Time per output token by part (ms)": "每输出 token 耗时的构成（ms）",
+    "GEMMs": "GEMM",
+    "Expert GEMMs": "专家 GEMM",
+    "Attention (KV cache)": "注意力（KV 缓存）",
+    "Collectives": "集合通信",
+    "Element-wise": "逐元素运算",
+    "Kernel launches": "内核启动",
+    "Engine CPU": "引擎 CPU",
+    "Waiting for the host": "等待主机",
     "Each column is gpu-planner serve with the scenario's serve section on that plan's machine; cost per million "
     "output tokens is the on-demand hourly price of the instances one deployment needs divided by its output "
     "tokens/s, running all the time; '∞': requests queue without bound.":

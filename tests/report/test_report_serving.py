@@ -79,7 +79,8 @@ def test_both_languages_show_the_numbers(app, db, example, lang):
     s = Strings(lang)
     assert f"<h2>{s('Serving')}</h2>" in text
     for label in ("TTFT", "TPOT", "Tokens/s per user", "Output tokens/s per GPU", "USD per million output tokens",
-                  "Saturated (requests queue)", "Serving memory per GPU"):
+                  "Saturated (requests queue)", "Serving memory per GPU", "Time per output token by part (ms)",
+                  "Attention (KV cache)"):
         assert s(label) in text, label
     if lang == "zh_CN":
         assert "<h2>Serving</h2>" not in text and "推理服务部署" in text and "满足 TTFT ≤ 1000 ms" in text
@@ -90,6 +91,10 @@ def test_both_languages_show_the_numbers(app, db, example, lang):
                      f"{out['max_concurrency']:,}", usd_per_m(out["cost"]["usd_per_million_output_tokens"]),
                      f"{d['price']['date']} "):
             assert cell in text, (d["name"], cell)
+        # where the TPOT goes: serve's step_breakdown_ms, each part as the command gives it
+        for v in out["step_breakdown_ms"].values():
+            if v > 0:
+                assert f"{v:,.2f}" in text, (d["name"], v)
     assert "CNY 2024-12-31" in text and "¥→$" in text  # Alibaba's CNY price, converted
 
 
