@@ -1,5 +1,6 @@
-"""What the GPU benchmark scripts share: a CUDA-event timer and an all-or-nothing JSON write (a run
-cut short by the device's time limit leaves the previous file, never half of one)."""
+"""What the GPU benchmark scripts share: a CUDA-event timer, the kernel table of a torch.profiler run
+and an all-or-nothing JSON write (a run cut short by the device's time limit leaves the previous file,
+never half of one)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,23 @@ def cuda_median_ms(torch, fn, reps: int = 10, warmup: int = 3) -> float:
         torch.cuda.synchronize()
         times.append(e0.elapsed_time(e1))
     return statistics.median(times)
+
+
+def kernel_times(events, per: float = 1.0) -> dict:
+    """{name: [ms, calls]} per ``per`` repetitions of the GPU work in a torch.profiler run
+    (``prof.key_averages()``): kernels, memcpy and memset, the events with device time of their own
+    that are neither aten ops nor CUDA runtime calls."""
+    out: dict = {}
+    for ev in events:
+        us = getattr(ev, "self_device_time_total", None)
+        if us is None:  # torch before 2.4
+            us = getattr(ev, "self_cuda_time_total", 0.0)
+        if not us or us <= 0 or ev.key.startswith(("aten::", "cuda")):
+            continue
+        k = out.setdefault(ev.key, [0.0, 0.0])
+        k[0] += us / 1e3 / per
+        k[1] += ev.count / per
+    return out
 
 
 def write_json(path: str, data) -> None:

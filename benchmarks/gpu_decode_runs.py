@@ -33,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 # (batch, cached context) points: batch 1-256, context 1K-32K, within a KV cache of about 512K tokens
 GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 1024), (16, 8192), (16, 32768), (32, 4096),
@@ -169,19 +169,17 @@ def fused_step_fn(torch, m):
     return step
 
 
-def kernel_times(torch, fn, *a, top=30):
-    """Device time of each kernel of one uncaptured call of ``fn`` (torch.profiler): the total in us,
-    and the ``top`` kernels by time as (name, calls, total us)."""
+def profile_kernels(torch, fn, *a, top=30):
+    """Device time of each kernel of one uncaptured call of ``fn`` (torch.profiler): the count and the
+    total in us, and the ``top`` kernels by time as (name, calls, total us)."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn(*a)
         torch.cuda.synchronize()
-    ev = [(e.key, e.count, e.self_device_time_total) for e in prof.key_averages()
-          if (getattr(e, "self_device_time_total", 0) or 0) > 0]
-    ev.sort(key=lambda t: -t[2])
-    return {"kernels": int(sum(t[1] for t in ev)), "kernel_us": sum(t[2] for t in ev),
-            "top": [[k[:160], c, round(us, 1)] for k, c, us in ev[:top]]}
+    ev = sorted(kernel_times(prof.key_averages()).items(), key=lambda kv: -kv[1][0])
+    return {"kernels": int(sum(c for _k, (_ms, c) in ev)), "kernel_us": sum(ms for _k, (ms, _c) in ev) * 1e3,
+            "top": [[k[:160], int(c), round(ms * 1e3, 1)] for k, (ms, c) in ev[:top]]}
 
 
 def kernel_floor_us(torch, n=2000, reps=20):
@@ -306,7 +304,7 @@ def main():
                         for _ in range(3):
                             step_fn(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                     torch.cuda.current_stream().wait_stream(s)
-                    prof = kernel_times(torch, step_fn, torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
+                    prof = profile_kernels(torch, step_fn, torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
                     kernels = prof["kernels"]
                     prof = prof if args.profile else None
                     graph = torch.cuda.CUDAGraph()

@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_generate_host as gh  # noqa: E402  (model building)
 import gpu_kernel_profile as kp  # noqa: E402  (kernel classes)
-from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 
 # (config, batch, prompt, new tokens): the six generate-* cases of finetune_runs_h200.json first,
 # then shapes not used anywhere before (GQA with biases, a 3B, a long prompt, a large batch).
@@ -49,19 +49,14 @@ def profile_counts(torch, gen, n):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         gen(n)
         torch.cuda.synchronize()
-    kernels, aten_ops, syncs = {}, 0, 0
-    for ev in prof.key_averages():
-        t_us = getattr(ev, "self_device_time_total", None)
-        if t_us is None:
-            t_us = getattr(ev, "self_cuda_time_total", 0.0)
+    events = prof.key_averages()
+    kernels = kernel_times(events)  # kernels, memcpy and memset: GPU work
+    aten_ops, syncs = 0, 0
+    for ev in events:
         if ev.key.startswith("aten::"):
             aten_ops += ev.count
             if ev.key in SYNC_OPS:
                 syncs += ev.count if ev.key == "aten::_local_scalar_dense" else 0
-        elif t_us > 0:  # a kernel, memcpy or memset: GPU work (CPU-side runtime calls have none)
-            k = kernels.setdefault(ev.key, [0.0, 0])
-            k[0] += t_us / 1e3
-            k[1] += ev.count
     return kernels, aten_ops, syncs
 
 

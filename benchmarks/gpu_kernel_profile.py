@@ -24,7 +24,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_trainer_runs as tr  # noqa: E402  (model building shared with the Trainer runs)
-from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 
 CASES = [
     tr._case("llama1b-full-b4s2048", "llama-3.2-1b", 4, 2048),
@@ -109,16 +109,7 @@ def profile_case(torch, case, steps, ops=False):
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
-    kernels = {}
-    for ev in prof.key_averages():
-        t_us = getattr(ev, "self_device_time_total", None)
-        if t_us is None:
-            t_us = getattr(ev, "self_cuda_time_total", 0.0)
-        if t_us <= 0:
-            continue
-        k = kernels.setdefault(ev.key, [0.0, 0])
-        k[0] += t_us / 1e3 / steps
-        k[1] += ev.count / steps
+    kernels = kernel_times(prof.key_averages(), per=steps)
     by_class = {}
     for name, (ms, _) in kernels.items():
         c = classify(name)

@@ -16,7 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_kernel_profile as kp  # noqa: E402
-from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 import gpu_trainer_runs as tr  # noqa: E402
 
 
@@ -61,13 +61,12 @@ def main():
         Trainer(model=model, args=targs, callbacks=[Probe()],
                 train_dataset=tr.Dataset(torch, cfg.vocab_size, steps * case["micro_batch"], case["seq_len"])).train()
     n = prof_steps[1] - prof_steps[0]
-    kernels, ops = {}, {}
-    for ev in state["prof"].key_averages():
-        t_us = getattr(ev, "self_device_time_total", None) or getattr(ev, "self_cuda_time_total", 0.0)
-        if ev.key.startswith("aten::") or ev.key.startswith("cuda"):
+    events = state["prof"].key_averages()
+    kernels = {k: ms for k, (ms, _calls) in kernel_times(events, per=n).items()}
+    ops = {}
+    for ev in events:
+        if ev.key.startswith(("aten::", "cuda")):
             ops[ev.key] = ops.get(ev.key, 0) + ev.count / n
-        elif t_us > 0:
-            kernels[ev.key] = kernels.get(ev.key, 0.0) + t_us / 1e3 / n
     by_class = {}
     for name, ms in kernels.items():
         by_class[kp.classify(name)] = by_class.get(kp.classify(name), 0.0) + ms
