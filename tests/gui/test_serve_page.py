@@ -37,6 +37,15 @@ def _open_serve(window, qtbot):
     return page
 
 
+def _search(page, qtbot, machines, ttft_ms, tpot_ms):
+    """Check ``machines`` (hardware keys), set the targets and click Run SLO search; wait for it."""
+    page.machines.set_checked(set(machines))
+    page.ttft_target.set_value(ttft_ms)
+    page.tpot_target.set_value(tpot_ms)
+    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
+        page.run_button.click()
+
+
 def _settled(page, qtbot, check):
     """Wait until the latest recompute has landed and ``check()`` holds."""
     qtbot.waitUntil(lambda: not page.timer.isActive() and not page.slot.busy and check(), timeout=20000)
@@ -114,11 +123,7 @@ def test_slo_search_and_use_this_deployment(window, qtbot):
 def test_unreachable_targets_name_the_closest(window, qtbot):
     window.doc.update_workload(model="llama-3.1-8b")
     page = _open_serve(window, qtbot)
-    page.machines.set_checked({hw_key("gpu", "l4")})
-    page.ttft_target.set_value(1.0)
-    page.tpot_target.set_value(0.5)
-    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
-        page.run_button.click()
+    _search(page, qtbot, {hw_key("gpu", "l4")}, 1.0, 0.5)
     assert page.table_model.rowCount() == 0 and not page.use_button.isEnabled()
     assert "TTFT ≤ 1 ms" in page.search_status.text() and "l4" in page.search_status.text()
 
@@ -163,11 +168,7 @@ def test_slo_search_says_what_it_skipped(window, qtbot):
     window.doc.update_workload(model="llama-3.1-8b")
     page = _open_serve(window, qtbot)
     page.engine.set_value("trtllm")
-    page.machines.set_checked({hw_key("instance", "p4de.24xlarge"), hw_key("instance", "GN10Xp.20XLARGE320")})
-    page.ttft_target.set_value(5000.0)
-    page.tpot_target.set_value(200.0)
-    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
-        page.run_button.click()
+    _search(page, qtbot, {hw_key("instance", "p4de.24xlarge"), hw_key("instance", "GN10Xp.20XLARGE320")}, 5000.0, 200.0)
     rows = page.search_result.cheapest
     assert rows and all(r["machine"] == "p4de.24xlarge" and "fp8" not in (r["weights_dtype"], r["kv_dtype"])
                         for r in rows)
@@ -183,11 +184,7 @@ def test_slo_table_exports_to_csv_with_units(window, qtbot, tmp_path, monkeypatc
 
     window.doc.update_workload(model="llama-3.1-8b")
     page = _open_serve(window, qtbot)
-    page.machines.set_checked({hw_key("instance", "p5.48xlarge")})
-    page.ttft_target.set_value(2000.0)
-    page.tpot_target.set_value(50.0)
-    with qtbot.waitSignal(page.search_slot.succeeded, timeout=60000):
-        page.run_button.click()
+    _search(page, qtbot, {hw_key("instance", "p5.48xlarge")}, 2000.0, 50.0)
     plans = page.search_result.cheapest
     assert plans
     out = tmp_path / "slo.csv"
