@@ -48,6 +48,12 @@ def check_traffic(req) -> None:
         raise InputError("osl", f"must be a whole number of at least 1; got {req.osl}")
     if (req.concurrency is None) == (req.request_rate is None):
         raise InputError("concurrency", "give exactly one of --concurrency N or --request-rate R")
+    if req.concurrency is not None and (isinstance(req.concurrency, bool) or req.concurrency < 1):
+        raise InputError("concurrency", f"must be a whole number of at least 1; got {req.concurrency!r}")
+    if req.request_rate is not None and not req.request_rate > 0:
+        raise InputError("request_rate", f"must be a positive number of requests per second; got {req.request_rate!r}")
+    if isinstance(req.replicas, bool) or not isinstance(req.replicas, int) or req.replicas < 1:
+        raise InputError("replicas", f"must be a whole number of at least 1; got {req.replicas!r}")
 
 
 def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
@@ -55,6 +61,10 @@ def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
     must divide its experts and tp x attention-dp."""
     if not model.is_transformer:
         raise InputError("model", "serving needs a transformer language model")
+    for name, v in (("tp", tp), ("pp", pp), ("ep", ep), ("attention_dp", adp)):
+        # the CLI's parser stops these first; the GUI, files and scripts reach the service directly
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(name, f"must be a whole number of at least 1; got {v!r}")
     if model.heads % tp:
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
     if pp > model.layers:

@@ -477,3 +477,25 @@ def test_trtllm_steps_wait_for_the_host_at_thousands_of_requests(db):
     assert out["step_breakdown_ms"]["host_wait"] > 0
     assert sum(out["step_breakdown_ms"].values()) == pytest.approx(out["tpot_ms"])
     assert any("PR #10273" in str(a) for a in out["assumptions"])
+
+
+@pytest.mark.parametrize("kw, field", [({"attention_dp": 0}, "attention_dp"), ({"tp": 0}, "tp"),
+                                       ({"pp": -1}, "pp"), ({"ep": 0}, "ep"), ({"replicas": 0}, "replicas"),
+                                       ({"concurrency": 0}, "concurrency"),
+                                       ({"concurrency": None, "request_rate": -1.0}, "request_rate")])
+def test_the_service_refuses_a_layout_or_load_below_one(db, kw, field):
+    """The CLI's parser stops these first; the GUI, plan files and scripts reach run_serve directly
+    (a zero attention-DP rank count once divided by zero there)."""
+    from planner_app.core.errors import InputError
+    with pytest.raises(InputError) as e:
+        serve(db, **kw)
+    assert e.value.field == field
+
+
+def test_a_prompt_just_over_the_budget_pays_for_its_last_tokens_only(db):
+    """A prompt of budget + 64 tokens takes one full chunk and a small last one, not two full chunks:
+    its TTFT is well under twice that of a prompt that fills the budget."""
+    kw = dict(model="llama-3.1-8b", gpu="H200 SXM", tp=1, osl=256, concurrency=4, max_num_batched_tokens=8192)
+    at_budget = serve(db, isl=8192 - 8, **kw)["ttft_ms"]
+    over = serve(db, isl=8192 + 64, **kw)["ttft_ms"]
+    assert at_budget < over < 1.3 * at_budget
