@@ -105,8 +105,9 @@ class EngineConstants:
 
 
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
-# (the vLLM V1 blog, 2025-01-27, and the v0.6.0 blog measured 38% GPU idle time on Llama-3-8B in
-# v0.5.3 before the fixes); SGLang's overlap scheduler hides the CPU work of the next batch (SGLang
+# until async scheduling became its default (v0.14.0 release notes, PR #27614; opt-in since PR #19970);
+# the v0.6.0 blog (2024-09-05) profiled v0.5.3 on Llama-3-8B / one H100 at 38% of the time in GPU
+# execution, 33% in the HTTP API server and 29% in scheduling and input preparation; SGLang's overlap scheduler hides the CPU work of the next batch (SGLang
 # v0.4 blog, 2024-12-04, "zero-overhead batch scheduler"); TensorRT-LLM's C++ executor with its
 # overlap scheduler likewise. The millisecond values are estimates, not fits.
 ENGINES = {
@@ -474,7 +475,16 @@ def _running_state(s, dev, d, running, isl, osl):
     # mean wait rho S / (2 (1 - rho)), service S = one prompt's chunks, rho = arrivals x S)
     waiting = np.maximum(r - dec - done_per_step * chunks, 0.0)
     wait_s = waiting / np.maximum(done_per_step, 1e-12) * t_avg
-    service_s = chunks * t_mix
+    # the prompt's own chunks: full budget-sized ones, and a last step that carries only what is left
+    # of it (with the other prompts' demand), not another full chunk
+    per_chunk = np.minimum(budget, isl)
+    full = np.floor(isl / per_chunk)
+    rest = isl - full * per_chunk
+    # (the prefill's share of a mixed step taken in proportion to its tokens: a chunk's GEMMs and
+    # attention are compute-bound, so the step grows about linearly in them from the decode-only step)
+    rest_chunk = np.clip(np.maximum(rest, prefill_per_step), 1.0, budget)
+    t_rest = t_dec + (t_mix - t_dec) * np.minimum(rest_chunk / chunk, 1.0)
+    service_s = full * t_mix + np.where(rest > 0.5, t_rest, 0.0)
     rho = np.clip(done_per_step * service_s / t_avg, 0.0, PREFILL_RHO_MAX)
     wait_s = np.maximum(wait_s, rho * service_s / (2 * (1 - rho)))
     ttft = service_s + 0.5 * t_avg + wait_s
