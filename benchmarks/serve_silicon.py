@@ -1,0 +1,180 @@
+"""Serving estimates against real serving measurements we did not make and did not fit to (issue 15):
+the aggregated ("agg") rows of NVIDIA aiconfigurator's ``silicon_sample.csv``, TTFT and TPOT measured on
+H100 / H200 / B200 / B300 / GB200 with vLLM, SGLang and TensorRT-LLM at a fixed concurrency and fixed
+ISL/OSL (1k/1k, 1k/8k, 8k/1k and others), for the models this project has a config of.
+
+    python benchmarks/serve_silicon.py            # the comparison (tests/data/serving_silicon_aic.csv)
+    python benchmarks/serve_silicon.py --extract silicon_sample.csv   # rebuild that file from the source
+
+Source: github.com/ai-dynamo/aiconfigurator (Apache-2.0), ``aic-core/src/aiconfigurator_core/systems/
+silicon_sample.csv`` at the commit in ``SOURCE`` below, read 2026-12-02. Each row names its engine image and
+the date it was measured; only measured numbers are kept (TTFT and TPOT in ms). Nothing in core/ was fitted
+to them.
+
+What the rows do not state, assumed here (the same for every row, and in the printed header):
+- KV-cache precision: TensorRT-LLM's quantised checkpoints quantise the KV cache (fp8; ModelOpt's FP8 and
+  NVFP4 checkpoints carry ``kv_cache_quant_algo`` FP8); vLLM and SGLang keep ``kv_cache_dtype=auto``
+  (the model's 16-bit dtype) unless told, so bf16.
+- Engine limits (max_num_seqs, max_num_batched_tokens) and memory fraction: the planner's defaults.
+- Weight precision from ``gemm_quant_mode``: nvfp4 -> fp4 (MXFP4 for gpt-oss; W4A16 on Hopper), fp8 and
+  fp8_block -> fp8, int4_wo -> int4 (Kimi-K2.5's INT4 experts), empty -> bf16. The planner applies one
+  precision to every GEMM; the checkpoints keep attention in bf16 for gpt-oss and Kimi-K2.5.
+- Layout: ``tp_size`` x ``attention_dp_size`` GPUs; the experts expert-parallel over ``moe_ep_size`` when it
+  is above 1 (``--ep``), tensor-parallel otherwise.
+- MiniMax-M2.5 is estimated in Qwen3-MoE form (same dimensions: tests/data/serving_silicon/README.md).
+"""
+import csv
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+sys.path.insert(0, ROOT)
+
+from planner_app.core.errors import InputError  # noqa: E402
+from planner_app.service.serving import ServeRequest, run_serve  # noqa: E402
+from planner_app.specdb.catalog import shipped_db  # noqa: E402
+
+SOURCE = {"repo": "ai-dynamo/aiconfigurator", "commit": "095f58a51c4ca8e61b66ec108d86f223f8d559ce",
+          "path": "aic-core/src/aiconfigurator_core/systems/silicon_sample.csv", "read": "2026-12-02",
+          "license": "Apache-2.0"}
+DATA = os.path.join(ROOT, "tests", "data", "serving_silicon_aic.csv")
+CFG = "tests/data/serving_silicon/"
+MODELS = {
+    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
+    "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
+    "Qwen/Qwen3-32B": CFG + "qwen3-32b.json",
+    "nvidia/Qwen3-32B-NVFP4": CFG + "qwen3-32b.json",
+    "Qwen/Qwen3-235B-A22B-FP8": "tests/data/hf_configs/qwen3-235b-a22b.json",
+    "openai/gpt-oss-120b": "tests/data/hf_configs/gpt-oss-120b.json",
+    "deepseek-ai/DeepSeek-R1": "deepseek-v3",
+    "deepseek-ai/DeepSeek-V3": "deepseek-v3",
+    "nvidia/DeepSeek-R1-NVFP4": "deepseek-v3",
+    "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-v3",
+    "moonshotai/Kimi-K2.5": CFG + "kimi-k2.5.json",
+    "MiniMaxAI/MiniMax-M2.5": CFG + "minimax-m2.5-qwen3moe.json",
+}
+GPUS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200-sxm", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200"}
+WEIGHTS = {"nvfp4": "fp4", "fp8": "fp8", "fp8_block": "fp8", "int4_wo": "int4", "": "bf16"}
+KEEP = ("id", "backend", "backend_version", "model_path", "system", "isl", "osl", "gemm_quant_mode",
+        "batch_size", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms",
+        "silicon_tpot_ms", "measured", "image")
+
+
+def extract(path: str) -> int:
+    """Write DATA from the source CSV: aggregated rows of the models in MODELS, measured fields only."""
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["mode"] != "agg" or r["model_path"] not in MODELS or r["system"] not in GPUS:
+                continue
+            src = dict(p.strip().split("=", 1) for p in r["silicon_data_source"].split(";") if "=" in p)
+            image = src.get("image") or next((p.strip() for p in r["silicon_data_source"].split(";")
+                                              if ":" in p and "/" in p and "=" not in p), "")
+            r.update(measured=src.get("measured", "")[:10], image=image)
+            rows.append({k: r[k] for k in KEEP})
+    tmp = DATA + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=KEEP)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, DATA)
+    return len(rows)
+
+
+def load() -> list[dict]:
+    with open(DATA, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def request(r: dict) -> ServeRequest:
+    model = MODELS[r["model_path"]]
+    if model.endswith(".json"):
+        model = os.path.join(ROOT, model)
+    weights = WEIGHTS[r["gemm_quant_mode"]]
+    quantised = weights != "bf16"
+    ep = int(r["moe_ep_size"] or 0)
+    return ServeRequest(model=model, gpu=GPUS[r["system"]], tp=int(r["tp_size"]),
+                        attention_dp=int(r["attention_dp_size"] or 0) or 1, ep=ep if ep > 1 else 1,
+                        isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["batch_size"]),
+                        weights_dtype=weights, engine=r["backend"],
+                        kv_dtype="fp8" if quantised and r["backend"] == "trtllm" else "bf16")
+
+
+def compare(rows=None, db=None):
+    """[(row, estimate or None, reason)] for every row; estimates cached per distinct request."""
+    rows = rows if rows is not None else load()
+    db = db or shipped_db()
+    cache, out = {}, []
+    for r in rows:
+        req = request(r)
+        key = repr(req)
+        if key not in cache:
+            try:
+                cache[key] = (run_serve(req, db), "")
+            except InputError as e:
+                cache[key] = (None, f"{e.field}: {e}")
+        est, why = cache[key]
+        out.append((r, est, why))
+    return out
+
+
+def errors(results, metric: str) -> list[float]:
+    col = "silicon_" + metric
+    return [est[metric] / float(r[col]) - 1 for r, est, _ in results if est is not None]
+
+
+def summary(errs) -> str:
+    a = sorted(abs(e) for e in errs)
+    if not a:
+        return "no points"
+    p90 = a[max(int(round(0.9 * len(a))) - 1, 0)]
+    return (f"median |error| {statistics.median(a) * 100:.1f}%, 90th percentile {p90 * 100:.1f}%, "
+            f"median signed {statistics.median(errs) * 100:+.1f}%")
+
+
+def _short(model_path: str) -> str:
+    return model_path.split("/")[-1]
+
+
+def main():
+    if "--extract" in sys.argv:
+        n = extract(sys.argv[sys.argv.index("--extract") + 1])
+        print(f"{n} rows -> {os.path.relpath(DATA, ROOT)}")
+        return
+    res = compare()
+    ok = [t for t in res if t[1] is not None]
+    print(f"Source: github.com/{SOURCE['repo']} {SOURCE['path']} at {SOURCE['commit'][:8]} "
+          f"(read {SOURCE['read']}, {SOURCE['license']}); {len(res)} aggregated rows, {len(ok)} estimated\n")
+    print("| engine | model | GPU | rows | TPOT median |err| | TPOT signed | TTFT median |err| | TTFT signed |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    groups = {}
+    for t in ok:
+        r = t[0]
+        groups.setdefault((r["backend"], _short(r["model_path"]), r["system"]), []).append(t)
+    for k in sorted(groups):
+        g = groups[k]
+        tp, tt = errors(g, "tpot_ms"), errors(g, "ttft_ms")
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {len(g)} | {statistics.median(map(abs, tp)) * 100:.1f}% | "
+              f"{statistics.median(tp) * 100:+.1f}% | {statistics.median(map(abs, tt)) * 100:.1f}% | "
+              f"{statistics.median(tt) * 100:+.1f}% |")
+    print()
+    for label, sel in (("all", lambda r: True), ("vllm", lambda r: r["backend"] == "vllm"),
+                       ("sglang", lambda r: r["backend"] == "sglang"), ("trtllm", lambda r: r["backend"] == "trtllm"),
+                       ("dense", lambda r: _short(r["model_path"]).startswith(("Llama", "Qwen3-32B"))),
+                       ("MoE", lambda r: not _short(r["model_path"]).startswith(("Llama", "Qwen3-32B")))):
+        g = [t for t in ok if sel(t[0])]
+        print(f"{label} ({len(g)}): TPOT {summary(errors(g, 'tpot_ms'))}; TTFT {summary(errors(g, 'ttft_ms'))}")
+    why = {}
+    for r, est, reason in res:
+        if est is None:
+            why.setdefault(reason.split(";")[0][:120], []).append(r)
+    for reason, rs in why.items():
+        print(f"  not estimated ({len(rs)} rows, e.g. {_short(rs[0]['model_path'])} {rs[0]['system']} "
+              f"tp {rs[0]['tp_size']}): {reason}")
+
+
+if __name__ == "__main__":
+    main()
