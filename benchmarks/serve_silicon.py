@@ -22,6 +22,17 @@ What the rows do not state, assumed here (the same for every row, and in the pri
 - Layout: ``tp_size`` x ``attention_dp_size`` GPUs; the experts expert-parallel over ``moe_ep_size`` when it
   is above 1 (``--ep``), tensor-parallel otherwise.
 - MiniMax-M2.5 is estimated in Qwen3-MoE form (same dimensions: tests/data/serving_silicon/README.md).
+
+Rows left out of the summary, each counted and named in the output (the physics, not our estimate, rules
+them out):
+- inconsistent layout: the attention's GPUs (tp x attention-dp) differ from the experts' (moe_tp x moe_ep),
+  e.g. "tp 64" rows on one 8-GPU node whose TTFT/TPOT repeat the tp-8 rows of the same run;
+- the same measurement under two layouts: a row whose TTFT and TPOT repeat (to 1 us) a row of the same model,
+  GPU, engine, lengths and concurrency with fewer GPUs (e.g. "tp 64 / moe 8 x 8" repeating "tp 8 / ep 8":
+  the attention's TP written as the product); the smaller layout's row is kept;
+- prompts not all computed: the measured request rate times 2 x active parameters x ISL exceeds every
+  GPU's densest datasheet peak (FP8, or FP4 where it has one), which no engine can do unless prompts hit
+  its prefix cache (vLLM and SGLang cache prefixes by default; a benchmark's synthetic prompts can share them).
 """
 import csv
 import os
@@ -103,6 +114,53 @@ def request(r: dict) -> ServeRequest:
                         kv_dtype="fp8" if quantised and r["backend"] == "trtllm" else "bf16")
 
 
+def _gpu_peak_tflops(gpu) -> float:
+    """The densest datasheet rate of the GPU (FP4 where it has one, else FP8, else 16-bit)."""
+    return max(getattr(gpu, "fp4_tflops", 0.0) or 0.0, gpu.fp8_tflops or 0.0, gpu.peak_tflops(16))
+
+
+def _gpus(r: dict) -> int:
+    return int(r["tp_size"]) * (int(r["attention_dp_size"] or 0) or 1)
+
+
+def _measurement(r: dict) -> tuple:
+    return (r["model_path"], r["system"], r["backend"], r["isl"], r["osl"], r["batch_size"],
+            round(float(r["silicon_ttft_ms"]), 3), round(float(r["silicon_tpot_ms"]), 3))
+
+
+def repeated(rows) -> set:
+    """ids of rows repeating another row's measurement with more GPUs (see the module docstring)."""
+    fewest = {}
+    for r in rows:
+        k = _measurement(r)
+        fewest[k] = min(fewest.get(k, _gpus(r)), _gpus(r))
+    return {r["id"] for r in rows if _gpus(r) > fewest[_measurement(r)]}
+
+
+def excluded(r: dict, db, repeats=frozenset()) -> str:
+    """Why a row cannot be a steady-state measurement of what it states ("" when it can)."""
+    if r["id"] in repeats:
+        return "the same measurement under two layouts"
+    from planner_app.core import serving as sv
+    from planner_app.service.resolve import resolve_model
+    tp, adp = int(r["tp_size"]), int(r["attention_dp_size"] or 0) or 1
+    mtp, mep = int(r["moe_tp_size"] or 0), int(r["moe_ep_size"] or 0)
+    req = request(r)
+    model = resolve_model(req.model, db)
+    if model.is_moe and mtp >= 1 and mep >= 1 and tp * adp != mtp * mep:
+        return f"inconsistent layout: tp x attention-dp {tp * adp} GPUs, moe_tp x moe_ep {mtp * mep}"
+    s = sv.model_shape(model)
+    active = s.dense_linear + s.active_expert_linear + s.lm_head
+    c, isl, osl = int(r["batch_size"]), int(r["isl"]), int(r["osl"])
+    e2e_s = (float(r["silicon_ttft_ms"]) + (osl - 1) * float(r["silicon_tpot_ms"])) / 1e3
+    need_tflops = c / e2e_s * 2.0 * active * isl / 1e12
+    have_tflops = tp * adp * _gpu_peak_tflops(db.gpu(GPUS[r["system"]]))
+    if need_tflops > have_tflops:
+        return (f"prompts not all computed: {need_tflops:,.0f} TFLOP/s of prompts measured, "
+                f"{have_tflops:,.0f} at the datasheet peak")
+    return ""
+
+
 def compare(rows=None, db=None):
     """[(row, estimate or None, reason)] for every row; estimates cached per distinct request."""
     rows = rows if rows is not None else load()
@@ -144,10 +202,17 @@ def main():
         n = extract(sys.argv[sys.argv.index("--extract") + 1])
         print(f"{n} rows -> {os.path.relpath(DATA, ROOT)}")
         return
-    res = compare()
-    ok = [t for t in res if t[1] is not None]
+    db = shipped_db()
+    res = compare(db=db)
+    out = {}
+    repeats = repeated([t[0] for t in res])
+    for t in res:
+        why = excluded(t[0], db, repeats) if t[1] is not None else "not estimated"
+        out.setdefault(why.split(":")[0], []).append(t)
+    ok = out.get("", [])
     print(f"Source: github.com/{SOURCE['repo']} {SOURCE['path']} at {SOURCE['commit'][:8]} "
-          f"(read {SOURCE['read']}, {SOURCE['license']}); {len(res)} aggregated rows, {len(ok)} estimated\n")
+          f"(read {SOURCE['read']}, {SOURCE['license']}); {len(res)} aggregated rows, {len(ok)} compared; "
+          + "; ".join(f"{len(v)} {k}" for k, v in out.items() if k) + "\n")
     print("| engine | model | GPU | rows | TPOT median |err| | TPOT signed | TTFT median |err| | TTFT signed |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     groups = {}
