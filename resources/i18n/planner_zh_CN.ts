@@ -799,6 +799,10 @@
         <translation>每用户 token/秒 = 1 / TPOT；每秒请求数按 Little 定律计算（运行中的请求数 / 端到端延迟）</translation>
     </message>
     <message>
+        <source>TTFT: the prompt&apos;s prefill chunks and its wait behind other prompts&apos; prefill, arrivals taken as independent; closed-loop benchmarks of fixed-length requests (aiperf, vllm bench serve with ignore_eos) have measured up to several times more at tens of concurrent requests</source>
+        <translation>TTFT：提示词各预填充分块的时间，加上排在其他提示词预填充之后的等待，请求到达视为相互独立；固定长度请求的闭环基准测试（aiperf、带 ignore_eos 的 vllm bench serve）在数十个并发请求时测得的值可达数倍</translation>
+    </message>
+    <message>
         <source>{gpu}: architecture unknown (no arch in its spec row), so whether {engine} runs {wd} weights and a {kd} KV cache on it is not checked</source>
         <translation>{gpu}：架构未知（其规格行没有 arch），因此未检查 {engine} 能否在其上运行 {wd} 权重和 {kd} KV 缓存</translation>
     </message>
