@@ -18,7 +18,11 @@ from planner_app.core.hf_fields import get_int, get_prob
 from planner_app.core.model import ModelSpec
 
 _LLAMA_LIKE = ("llama", "mistral", "qwen2")
-SUPPORTED_MODEL_TYPES = ("gpt2", "bert") + _LLAMA_LIKE + ("mixtral", "deepseek_v2", "deepseek_v3") + FAMILIES
+SUPPORTED_MODEL_TYPES = ("gpt2", "bert") + _LLAMA_LIKE + ("mixtral", "deepseek_v2", "deepseek_v3", "kimi_k2") + FAMILIES
+# Moonshot's Kimi K2 configs say model_type "kimi_k2" over the DeepSeek-V3 architecture: architectures
+# DeepseekV3ForCausalLM, auto_map configuration_deepseek.DeepseekV3Config (moonshotai/Kimi-K2-Instruct
+# config.json; the text_config of Kimi-K2.5)
+TYPE_ALIASES = {"kimi_k2": "deepseek_v3"}
 
 # The class each supported type's ``architectures`` entry names (transformers' auto mappings);
 # a config whose model_type and architectures disagree is refused rather than counted as the
@@ -75,6 +79,13 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
     mt = cfg.get("model_type")
     if mt is None:
         raise InputError("config.json: model_type", f"is missing; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    if mt == "kimi_k25":
+        raise InputError("config.json: model_type", "'kimi_k25' is the multimodal Kimi-K2.5 (a vision tower besides "
+                                                    "the language model); import its text_config (model_type "
+                                                    "'kimi_k2') to size the language model")
+    if mt in TYPE_ALIASES:
+        mt = TYPE_ALIASES[mt]
+        cfg = {**cfg, "model_type": mt}
     if mt == "gemma3":
         raise InputError("config.json: model_type", "'gemma3' is the multimodal Gemma 3 (a vision tower besides the "
                                                     "language model); import its text_config (model_type "

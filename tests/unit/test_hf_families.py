@@ -231,3 +231,18 @@ def test_editing_the_depth_keeps_the_window_pattern(name, layers, windowed):
     m = load_hf_config(os.path.join(HF, name + ".json"))
     edited = m.with_changes(layers=layers, **m.layer_count_changes(layers))
     assert edited.window_layers == windowed  # gpt-oss's one layer is its first, a windowed one
+
+
+def test_kimi_k2_is_read_as_the_deepseek_v3_architecture_it_declares():
+    """Moonshot's configs say model_type kimi_k2 over DeepseekV3ForCausalLM: the same architecture as
+    DeepSeek-V3 with Kimi's sizes (61 layers, 384 experts); 1.03T parameters as Moonshot states."""
+    with open(os.path.join(DATA, "serving_silicon", "kimi-k2.5.json")) as f:
+        cfg = json.load(f)
+    assert cfg["model_type"] == "kimi_k2"
+    kimi = model_from_hf_config(cfg)
+    as_v3 = model_from_hf_config({**cfg, "model_type": "deepseek_v3"})
+    assert kimi.arch == "deepseek" and kimi.params_total == as_v3.params_total
+    assert kimi.experts == 384 and 1.02e12 < kimi.params_total < 1.04e12
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({"model_type": "kimi_k25", "text_config": cfg})
+    assert e.value.field == "config.json: model_type" and "text_config" in str(e.value)
