@@ -88,6 +88,13 @@ SHARED_EXPERT_KERNELS = 3
 # Per-head q/k RMSNorm (Qwen3, OLMo-2): two more kernels per layer (vllm/model_executor/models/qwen3.py
 # Qwen3Attention: q_norm and k_norm applied separately).
 QK_NORM_KERNELS = 2
+# MLA (DeepSeek-V2/V3, Kimi K2) decoding in the absorbed form runs 5 kernels a GQA layer does not: the
+# q_a and kv_a RMSNorms and the q_b projection (vllm/model_executor/models/deepseek_v2.py
+# DeepseekV2MLAAttention: fused_qkv_a_proj, q_a_layernorm, q_b_proj, kv_a_layernorm) and the two
+# absorption bmms, q_nope x W_UK_T before attention and _v_up_proj after it
+# (vllm/v1/attention/backends/mla/common.py MLACommonImpl.forward, decode branch); its cache write
+# (concat_and_cache_mla), RoPE and attention kernel stand where GQA's do.
+MLA_EXTRA_KERNELS = 5
 
 
 @dataclass(frozen=True)
@@ -190,9 +197,10 @@ def model_shape(model) -> ModelShape:
 
 
 def kernels_per_step(model) -> float:
-    """Kernels of one decode step (all layers): KERNELS_PER_LAYER, the MoE blocks' extra kernels and
-    the per-head q/k norms."""
-    n = model.layers * (KERNELS_PER_LAYER + (QK_NORM_KERNELS if model.qk_norm != "none" else 0))
+    """Kernels of one decode step (all layers): KERNELS_PER_LAYER, the MoE blocks' extra kernels, the
+    per-head q/k norms and MLA's extra kernels."""
+    n = model.layers * (KERNELS_PER_LAYER + (QK_NORM_KERNELS if model.qk_norm != "none" else 0)
+                        + (MLA_EXTRA_KERNELS if model.arch == "deepseek" else 0))
     if model.is_moe:
         n += model.moe_layers * (MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if model.shared_ffn_hidden else 0))
     return float(n)

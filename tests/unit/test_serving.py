@@ -448,6 +448,9 @@ def test_step_parts_sum_to_the_step_and_count_each_kernel(db):
     assert dense.kernels == 32 * sv.KERNELS_PER_LAYER
     assert moe.kernels == 48 * (sv.KERNELS_PER_LAYER + sv.QK_NORM_KERNELS + sv.MOE_EXTRA_KERNELS)
     assert sv.step_parts(dense, dev, d, 32.0, 0.0, 2048.0, 0.0)["expert_gemm"] == 0.0
+    mla = sv.model_shape(db.model("deepseek-v3"))  # 61 layers, 58 routed MoE blocks with a shared expert
+    assert mla.kernels == (61 * (sv.KERNELS_PER_LAYER + sv.MLA_EXTRA_KERNELS)
+                           + 58 * (sv.MOE_EXTRA_KERNELS + sv.SHARED_EXPERT_KERNELS))
 
 
 def test_trtllm_steps_wait_for_the_host_at_thousands_of_requests(db):
