@@ -85,12 +85,25 @@ GROUPED_GEMM_R0_BWD_DATA = 250.0
 GROUPED_GEMM_STREAM_BW_FRACTION = 0.64
 
 
+# Weight-only 4-bit GEMMs (Marlin) stay memory-bound on their packed weights, near the ideal speed-up over
+# fp16, up to 16-32 rows, and fall towards the fp16 kernel's speed beyond (Frantar et al., "MARLIN",
+# arXiv:2408.11743, figures 1 and 8).
+WEIGHT_ONLY_MEMORY_BOUND_ROWS = 16.0
+
+
 def grouped_gemm_time_s(weight_bytes, flops, rows_per_expert, peak_tflops, eff: "Efficiency", hbm_gb_s,
-                        bits: int = 16):
+                        bits: int = 16, weight_only_bytes=None):
     """One layer's (or a stage's) expert GEMMs as grouped kernels: the larger of streaming the touched
-    experts' weights and the dense GEMM time of the same FLOPs slowed by (r + R0) / r."""
+    experts' weights and the dense GEMM time of the same FLOPs slowed by (r + R0) / r. The R0 / r part is
+    the kernel's fixed cost per expert, measured with bf16 weights; a weight-only kernel (W4A16, W8A16:
+    ``weight_only_bytes`` bytes per weight, multiplying at the 16-bit rate) pays it in proportion to its
+    weights' bytes at small row counts, rising to the full cost at WEIGHT_ONLY_MEMORY_BOUND_ROWS rows."""
     rows = np.maximum(rows_per_expert, 1e-9)
-    t_cmp = gemm_time_s(flops, peak_tflops, eff, 1.0, bits) * (rows + GROUPED_GEMM_R0_FWD) / rows
+    scale = 1.0
+    if weight_only_bytes is not None:
+        w = np.minimum(np.asarray(weight_only_bytes, dtype=float) / 2.0, 1.0)
+        scale = w + (1.0 - w) * np.minimum(rows / WEIGHT_ONLY_MEMORY_BOUND_ROWS, 1.0)
+    t_cmp = gemm_time_s(flops, peak_tflops, eff, 1.0, bits) * (1.0 + scale * GROUPED_GEMM_R0_FWD / rows)
     return np.maximum(weight_bytes / (hbm_gb_s * 1e9 * GROUPED_GEMM_STREAM_BW_FRACTION), t_cmp)
 
 # Element-wise kernels PyTorch cannot vectorise run at about half of HBM bandwidth: eager attention's

@@ -275,6 +275,7 @@ class Device:
     attn_peak_tflops: object
     eff: compute.Efficiency
     topo: network.Topology
+    gemm_bits: object = 16  # 8: fp8/fp4 tensor cores; 16: 16-bit (weight-only kernels for smaller weights)
 
 
 # ---------------------------------------------------------------- memory
@@ -371,8 +372,12 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
         # each (compute.grouped_gemm_time_s)
         expert_flops = 2.0 * moe_tokens * s.active_expert_linear / (pp * np.maximum(d.tp, d.ep))
         rows = moe_tokens * s.top_k / (s.experts * np.maximum(touched, 1e-12))  # no tokens: no rows, no NaN
+        # weight-only kernels (W4A16/W8A16: int4, int8, fp4 without fp4 tensor cores) read the small weights
+        # and multiply at the 16-bit rate (compute.grouped_gemm_time_s, WEIGHT_ONLY_MEMORY_BOUND_ROWS)
+        weight_only = (np.asarray(dev.gemm_bits) == 16) & (np.asarray(d.weight_bytes) < 2.0)
         t_expert = compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
-                                               dev.mem_bw_gb_s)
+                                               dev.mem_bw_gb_s,
+                                               weight_only_bytes=np.where(weight_only, d.weight_bytes, 2.0))
     # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA
     # decodes attend in the latent space (mla_decode_attn_width), prefill in the MHA form
     stage_layers = s.layers / pp
@@ -566,6 +571,6 @@ def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
     topo = network.topology(gpu, hw.intra, hw.inter, hw.nics_per_node or 1, gpus_per_node, intra_override_gb_s=intra)
     p16 = gpu.peak_tflops(16)
     p8 = min(gpu.fp8_tflops, p16 * FP8_GEMM_SPEEDUP_OVER_BF16) if gpu.fp8_tflops else p16
-    return Device(capacity_bytes=gpu.capacity_bytes, mem_bw_gb_s=gpu.mem_bw_gb_s,
+    return Device(capacity_bytes=gpu.capacity_bytes, mem_bw_gb_s=gpu.mem_bw_gb_s, gemm_bits=gemm_bits,
                   gemm_peak_tflops=np.where(np.asarray(gemm_bits) == 8, p8, p16) if np.ndim(gemm_bits)
                   else (p8 if gemm_bits == 8 else p16), attn_peak_tflops=p16, eff=eff, topo=topo)

@@ -502,3 +502,26 @@ def test_a_prompt_just_over_the_budget_pays_for_its_last_tokens_only(db):
     at_budget = serve(db, isl=8192 - 8, **kw)["ttft_ms"]
     over = serve(db, isl=8192 + 64, **kw)["ttft_ms"]
     assert at_budget < over < 1.3 * at_budget
+
+
+def test_weight_only_expert_gemms_stream_their_small_weights_at_decode_row_counts(db):
+    """W4A16 experts (fp4 on Hopper) at a few rows per expert cost about the time to read their 4-bit
+    weights (Marlin's memory-bound range), reach the 16-bit grouped law at WEIGHT_ONLY_MEMORY_BOUND_ROWS
+    rows, and 16-bit weights keep the law unchanged at every row count."""
+    from planner_app.core import compute
+    from planner_app.service.resolve import resolve_hardware
+    hw, per_node, _ = resolve_hardware(db, gpu="H200")
+    dev = sv.device_for(hw, 16, per_node)
+    eff = dev.eff.with_changes(gemm_overhead_s=0.0)
+    params = 1e9
+    w4 = sv.SERVE_WEIGHT_BYTES["fp4"]
+
+    def t(rows, wbytes, weight_only):
+        return compute.grouped_gemm_time_s(params * wbytes, 2.0 * rows * params, rows, dev.gemm_peak_tflops, eff,
+                                           dev.mem_bw_gb_s, weight_only_bytes=wbytes if weight_only else None)
+    stream = params * w4 / (dev.mem_bw_gb_s * 1e9 * compute.GROUPED_GEMM_STREAM_BW_FRACTION)
+    assert t(1.0, w4, True) < 1.1 * stream < t(1.0, w4, False)
+    big = compute.WEIGHT_ONLY_MEMORY_BOUND_ROWS
+    assert t(big, w4, True) == pytest.approx(t(big, w4, False))
+    for rows in (1.0, 4.0, 64.0):
+        assert t(rows, 2.0, True) == pytest.approx(t(rows, 2.0, False))
