@@ -85,9 +85,11 @@ GROUPED_GEMM_R0_BWD_DATA = 250.0
 GROUPED_GEMM_STREAM_BW_FRACTION = 0.64
 
 
-# Weight-only 4-bit GEMMs (Marlin) stay memory-bound on their packed weights, near the ideal speed-up over
-# fp16, up to 16-32 rows, and fall towards the fp16 kernel's speed beyond (Frantar et al., "MARLIN",
-# arXiv:2408.11743, figures 1 and 8).
+# Weight-only 4-bit GEMMs stay memory-bound on their packed weights up to "batchsizes up to 16-32 ... with
+# close to maximum (4x) quantization speedup, and larger batchsizes up to 64-128 with gradually decreasing"
+# acceleration (Frantar et al., "MARLIN", PPoPP 2025, arXiv:2408.11743, abstract); the lower end of that
+# range is taken. (A 4-bit weight's roofline ridge on an H200 at the bf16 rate: 989 TFLOP/s / 4.8 TB/s /
+# 4 FLOP per byte per row = ~50 rows.)
 WEIGHT_ONLY_MEMORY_BOUND_ROWS = 16.0
 
 
