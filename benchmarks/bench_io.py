@@ -23,6 +23,32 @@ def cuda_median_ms(torch, fn, reps: int = 10, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+def graph_median_ms(torch, fn, reps: int = 20, repeats: int = 3) -> float:
+    """Median milliseconds of one ``fn`` captured in a CUDA graph and replayed ``reps`` times between CUDA
+    events (``repeats`` runs): GPU time without the CPU's launch cost, as a serving engine's decode step."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    graph.replay()
+    runs = []
+    for _ in range(repeats):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(reps):
+            graph.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        runs.append(e0.elapsed_time(e1) / reps)
+    del graph
+    return statistics.median(runs)
+
+
 def kernel_times(events, per: float = 1.0) -> dict:
     """{name: [ms, calls]} per ``per`` repetitions of the GPU work in a torch.profiler run
     (``prof.key_averages()``): kernels, memcpy and memset, the events with device time of their own

@@ -12,6 +12,15 @@ docs/validation_sections/30-serving.md compares the serving step's expert GEMMs 
 here is fitted to a serving result.
 
     python benchmarks/gpu_grouped_gemm_serving.py --out grouped_gemm_serving.json
+
+``--decode``: the decode batches themselves, T = 1-128 tokens routed at random (so a batch touches only some
+experts, E (1 - (1 - k/E)^T) on average), with tensor-parallel slices of the experts as well (the expert
+width split tp ways), each layer's gate-up and down grouped GEMMs captured in a CUDA graph (GPU time without
+the CPU's launch cost, as an engine's decode step) over ``--layers`` distinct copies of the weights (so the
+50 MB L2 cannot hold a small batch's experts from one replay to the next). Output per point: the experts
+touched, the bytes of their weights, and the time per layer, bf16 and fp8.
+
+    python benchmarks/gpu_grouped_gemm_serving.py --decode --out grouped_gemm_decode.json
 """
 from __future__ import annotations
 
@@ -21,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
+from bench_io import cuda_median_ms, graph_median_ms, write_json  # noqa: E402  (timers, all-or-nothing JSON write)
 
 SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_configs/
     "qwen3-30b-a3b": (2048, 768, 128, 8),
@@ -30,14 +39,87 @@ SHAPES = {  # name: (hidden, expert width, experts, top-k), from tests/data/hf_c
     "deepseek-v3": (7168, 2048, 256, 8),
 }
 ROWS = (2, 8, 32, 64, 128, 256, 512, 1024, 2048)
+# decode batches; shapes as above plus Mixtral's few large experts and tensor-parallel slices (expert width / tp)
+TOKENS = (1, 2, 4, 8, 16, 32, 64, 128)
+DECODE_SHAPES = dict(SHAPES, **{
+    "mixtral-8x7b": (4096, 14336, 8, 2),
+    "qwen3-235b-a22b/tp4": (4096, 1536 // 4, 128, 8),
+    "deepseek-v3/tp8": (7168, 2048 // 8, 256, 8),
+    "gpt-oss-120b/tp2": (2880, 2880 // 2, 128, 4),
+})
+WEIGHTS_BUDGET_BYTES = 40e9  # bf16 + fp8 copies of all layers' experts on the GPU at once
+
+
+def decode_points(torch, reps: int, max_layers: int) -> list:
+    f8 = torch.float8_e4m3fn
+    g = torch.Generator(device="cuda").manual_seed(0)
+    out = []
+    for name, (h, f, E, k) in DECODE_SHAPES.items():
+        layer_bytes = E * 3 * h * f * 3  # bf16 + fp8 copies
+        L = int(max(1, min(max_layers, WEIGHTS_BUDGET_BYTES // layer_bytes)))
+        w = []
+        for _ in range(L):
+            gu = torch.randn(E, 2 * f, h, device="cuda", dtype=torch.bfloat16) * 0.02
+            d = torch.randn(E, h, f, device="cuda", dtype=torch.bfloat16) * 0.02
+            w.append((gu, d, gu.to(f8), d.to(f8)))
+        s_gu = torch.ones(E, 2 * f, device="cuda", dtype=torch.float32)
+        s_d = torch.ones(E, h, device="cuda", dtype=torch.float32)
+        for T in TOKENS:
+            S = T * k
+            rec = {"shape": name, "hidden": h, "expert_ffn": f, "experts": E, "top_k": k, "tokens": T, "layers": L}
+            try:
+                ids = torch.rand(T, E, device="cuda", generator=g).topk(k, dim=-1).indices.reshape(-1)
+                counts = torch.bincount(ids, minlength=E)
+                offs = torch.cumsum(counts, 0, dtype=torch.int32)
+                touched = int((counts > 0).sum())
+                x = torch.randn(S, h, device="cuda", dtype=torch.bfloat16)
+                a = torch.randn(S, f, device="cuda", dtype=torch.bfloat16)
+                x8, a8 = x.to(f8), a.to(f8)
+                sx = torch.ones(S, device="cuda", dtype=torch.float32)
+
+                def bf16_layers():
+                    for gu, d, _gu8, _d8 in w:
+                        torch._grouped_mm(x, gu.transpose(-2, -1), offs=offs)
+                        torch._grouped_mm(a, d.transpose(-2, -1), offs=offs)
+
+                def fp8_layers():
+                    for _gu, _d, gu8, d8 in w:
+                        torch._scaled_grouped_mm(x8, gu8.transpose(-2, -1), sx, s_gu, offs=offs, out_dtype=torch.bfloat16)
+                        torch._scaled_grouped_mm(a8, d8.transpose(-2, -1), sx, s_d, offs=offs, out_dtype=torch.bfloat16)
+
+                rec.update(touched_experts=touched, touched_params=touched * 3 * h * f,
+                           rows_per_touched=S / max(touched, 1), max_rows=int(counts.max()))
+                for key, fn in (("bf16", bf16_layers), ("fp8", fp8_layers)):
+                    try:
+                        rec[key + "_ms_per_layer"] = graph_median_ms(torch, fn, reps) / L
+                    except Exception as e:  # noqa: BLE001 - a failed kernel is data
+                        rec[key + "_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                del x, a, x8, a8
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            out.append(rec)
+            print(rec, flush=True)
+        del w
+        torch.cuda.empty_cache()
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="grouped_gemm_serving.json")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--decode", action="store_true", help="decode batches of 1-128 tokens, CUDA-graph timed")
+    ap.add_argument("--layers", type=int, default=8, help="--decode: distinct weight copies replayed per graph")
     args = ap.parse_args()
     import torch
+
+    if args.decode:
+        info = {"command": "python " + " ".join(sys.argv), "torch": torch.__version__,
+                "date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(0),
+                "timing": f"CUDA graph of the layers' grouped GEMMs replayed {max(args.reps, 20)}x between CUDA "
+                          "events, median of 3, divided by the layers"}
+        write_json(args.out, {"info": info, "points": decode_points(torch, max(args.reps, 20), args.layers)})
+        return
 
     f8 = torch.float8_e4m3fn
     info = {"command": "python " + " ".join(sys.argv), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
