@@ -375,9 +375,13 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
         # weight-only kernels (W4A16/W8A16: int4, int8, fp4 without fp4 tensor cores) read the small weights
         # and multiply at the 16-bit rate (compute.grouped_gemm_time_s, WEIGHT_ONLY_MEMORY_BOUND_ROWS)
         weight_only = (np.asarray(dev.gemm_bits) == 16) & (np.asarray(d.weight_bytes) < 2.0)
+        # two grouped calls per MoE layer (gate-up, down), each a fixed time of which its kernel floor
+        # (KERNEL_FLOOR_S, in "kernel_floor") is already counted; none in a step without tokens
+        calls = np.where(moe_tokens > 0, 2.0 * s.moe_layers / pp, 0.0)
         t_expert = compute.grouped_gemm_time_s(expert_w, expert_flops, rows, dev.gemm_peak_tflops, eff0,
                                                dev.mem_bw_gb_s,
-                                               weight_only_bytes=np.where(weight_only, d.weight_bytes, 2.0))
+                                               weight_only_bytes=np.where(weight_only, d.weight_bytes, 2.0),
+                                               calls=calls, call_s=compute.GROUPED_GEMM_CALL_S - KERNEL_FLOOR_S)
     # attention: decodes read their KV cache; prefill is compute-bound (causal: half the square); MLA
     # decodes attend in the latent space (mla_decode_attn_width), prefill in the MHA form
     stage_layers = s.layers / pp
