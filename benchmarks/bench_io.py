@@ -23,6 +23,21 @@ def cuda_median_ms(torch, fn, reps: int = 10, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+def graph_replay_ms(torch, graph, reps: int, repeats: int) -> list:
+    """Milliseconds per replay of a captured CUDA ``graph``: ``repeats`` runs of ``reps`` replays between
+    CUDA events."""
+    runs = []
+    for _ in range(repeats):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(reps):
+            graph.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        runs.append(e0.elapsed_time(e1) / reps)
+    return runs
+
+
 def graph_median_ms(torch, fn, reps: int = 20, repeats: int = 3) -> float:
     """Median milliseconds of one ``fn`` captured in a CUDA graph and replayed ``reps`` times between CUDA
     events (``repeats`` runs): GPU time without the CPU's launch cost, as a serving engine's decode step."""
@@ -36,15 +51,7 @@ def graph_median_ms(torch, fn, reps: int = 20, repeats: int = 3) -> float:
     with torch.cuda.graph(graph):
         fn()
     graph.replay()
-    runs = []
-    for _ in range(repeats):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(reps):
-            graph.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        runs.append(e0.elapsed_time(e1) / reps)
+    runs = graph_replay_ms(torch, graph, reps, repeats)
     del graph
     return statistics.median(runs)
 

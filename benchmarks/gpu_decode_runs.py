@@ -33,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
+from bench_io import graph_replay_ms, kernel_times, write_json  # noqa: E402  (graph timer, profiler table, JSON write)
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 # (batch, cached context) points: batch 1-256, context 1K-32K, within a KV cache of about 512K tokens
 GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 1024), (16, 8192), (16, 32768), (32, 4096),
@@ -196,16 +196,7 @@ def kernel_floor_us(torch, n=2000, reps=20):
         for _ in range(n):
             x.add_(1)
     graph.replay()
-    runs = []
-    for _ in range(5):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(reps):
-            graph.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        runs.append(e0.elapsed_time(e1) * 1e3 / (reps * n))
-    return statistics.median(runs)
+    return statistics.median(graph_replay_ms(torch, graph, reps, 5)) * 1e3 / n
 
 
 def rmsnorm(torch, x, weight, eps=1e-5):
@@ -310,15 +301,7 @@ def main():
                     graph = torch.cuda.CUDAGraph()
                     with torch.cuda.graph(graph):
                         step_fn(torch, m, ids, pos, cos, sin, k_cache, v_cache, ctx)
-                    runs = []
-                    for _ in range(args.repeats):
-                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        e0.record()
-                        for _ in range(args.reps):
-                            graph.replay()
-                        e1.record()
-                        torch.cuda.synchronize()
-                        runs.append(e0.elapsed_time(e1) / args.reps)
+                    runs = graph_replay_ms(torch, graph, args.reps, args.repeats)
                     del graph
                 else:
                     runs = []
