@@ -84,7 +84,8 @@ def decode_points(torch, reps: int, max_layers: int) -> list:
 
                 def fp8_layers():
                     for _gu, _d, gu8, d8 in w:
-                        torch._scaled_grouped_mm(x8, gu8.transpose(-2, -1), sx, s_gu, offs=offs, out_dtype=torch.bfloat16)
+                        torch._scaled_grouped_mm(x8, gu8.transpose(-2, -1), sx, s_gu, offs=offs,
+                                                 out_dtype=torch.bfloat16)
                         torch._scaled_grouped_mm(a8, d8.transpose(-2, -1), sx, s_d, offs=offs, out_dtype=torch.bfloat16)
 
                 rec.update(touched_experts=touched, touched_params=touched * 3 * h * f,

@@ -114,9 +114,10 @@ class EngineConstants:
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
 # until async scheduling became its default (v0.14.0 release notes, PR #27614; opt-in since PR #19970);
 # the v0.6.0 blog (2024-09-05) profiled v0.5.3 on Llama-3-8B / one H100 at 38% of the time in GPU
-# execution, 33% in the HTTP API server and 29% in scheduling and input preparation; SGLang's overlap scheduler hides the CPU work of the next batch (SGLang
-# v0.4 blog, 2024-12-04, "zero-overhead batch scheduler"); TensorRT-LLM's C++ executor with its
-# overlap scheduler likewise. The millisecond values are estimates, not fits.
+# execution, 33% in the HTTP API server and 29% in scheduling and input preparation. SGLang's overlap
+# scheduler hides the CPU work of the next batch (SGLang v0.4 blog, 2024-12-04, "zero-overhead batch
+# scheduler"); TensorRT-LLM's C++ executor with its overlap scheduler likewise. The millisecond values
+# are estimates, not fits.
 ENGINES = {
     "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)"),
     "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)"),

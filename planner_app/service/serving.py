@@ -4,6 +4,7 @@ search is in service/serving_search.py."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from planner_app.core import serving as sv
@@ -52,7 +53,7 @@ def check_traffic(req) -> None:
         raise InputError("concurrency", f"must be a whole number of at least 1; got {req.concurrency!r}")
     if req.request_rate is not None and not req.request_rate > 0:
         raise InputError("request_rate", f"must be a positive number of requests per second; got {req.request_rate!r}")
-    if isinstance(req.replicas, bool) or not isinstance(req.replicas, int) or req.replicas < 1:
+    if isinstance(req.replicas, bool) or not isinstance(req.replicas, numbers.Integral) or req.replicas < 1:
         raise InputError("replicas", f"must be a whole number of at least 1; got {req.replicas!r}")
 
 
@@ -63,7 +64,7 @@ def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
         raise InputError("model", "serving needs a transformer language model")
     for name, v in (("tp", tp), ("pp", pp), ("ep", ep), ("attention_dp", adp)):
         # the CLI's parser stops these first; the GUI, files and scripts reach the service directly
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
             raise InputError(name, f"must be a whole number of at least 1; got {v!r}")
     if model.heads % tp:
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
