@@ -202,6 +202,7 @@ def _short(model_path: str) -> str:
     return model_path.split("/")[-1]
 
 
+QUEUED_TTFT_MS = 5000.0  # a TTFT this long at these prompt lengths is a queue, not a prefill
 BENCH_ROUNDS = 20  # aiconfigurator's bench_run.sh.j2: --num-requests $((concurrency * 20))
 
 
@@ -251,6 +252,11 @@ def main():
                        ("MoE", lambda r: not _short(r["model_path"]).startswith(("Llama", "Qwen3-32B")))):
         g = [t for t in ok if sel(t[0])]
         print(f"{label} ({len(g)}): TPOT {summary(errors(g, 'tpot_ms'))}; TTFT {summary(errors(g, 'ttft_ms'))}")
+    queued = [(r, e) for r, e, _ in ok if float(r["silicon_ttft_ms"]) > QUEUED_TTFT_MS]
+    print(f"Measured TTFT over {QUEUED_TTFT_MS / 1e3:g} s (requests queued): {len(queued)} rows, "
+          f"{sum(1 for _, e in queued if e['saturated'])} of them flagged saturated by the estimate; "
+          f"flagged where the measured TTFT is under 1 s: "
+          f"{sum(1 for r, e, _ in ok if e['saturated'] and float(r['silicon_ttft_ms']) < 1e3)}")
     if "--burst" in sys.argv:
         cache = {}
         errs = [burst_ttft_ms(r, e, db, cache) / float(r["silicon_ttft_ms"]) - 1 for r, e, _ in ok]

@@ -5,14 +5,16 @@ Memory per GPU (vLLM ``gpu_worker.determine_available_memory``): the engine may 
 ``gpu_memory_utilization`` x capacity; weights, the profiled activation peak of one
 ``max_num_batched_tokens`` forward, CUDA graphs (profiled inside that budget by default since
 vLLM 0.21) and non-torch memory come off it; the rest is the KV pool, in pages of ``block_size``
-tokens. One request holds the pages of its prompt and output (no preemption assumed).
+tokens. A running request holds the pages of its prompt and, on average, the share of its output its
+engine holds (EngineConstants.kv_output_held: pages taken as tokens are generated, or the whole output
+reserved at admission); beyond what the pool holds, requests queue (no preemption modelled).
 
 Time: every engine step runs the running decodes and, with chunked prefill, prefill chunks up to
 ``max_num_batched_tokens`` tokens in all (vLLM V1's scheduler serves running decodes first). A
 step is a roofline per kernel class: the GEMMs read the weights (only the experts the step's
 tokens touch) or compute at the GPU's peak; attention reads the KV cache or computes; tensor
-parallel adds two all-reduces per layer, expert parallel a dispatch and a combine all-to-all per
-MoE layer (core/network.py); each layer pays a few kernels' floor; each step the engine's CPU
+parallel adds two all-reduces per layer, expert parallel over attention-DP ranks an all-gather and a
+reduce-scatter per MoE layer (core/network.py); each layer pays a few kernels' floor; each step the engine's CPU
 overhead. Steady state: with R requests running, D decode while R - D prefill; requests finish at
 D / (osl - 1) per step and need isl prefill tokens each, so D = R (osl-1) / (osl-1+chunks) until
 the prefill budget (max_num_batched_tokens - D per step) runs out, where D stops at
@@ -109,6 +111,10 @@ class EngineConstants:
     # sampling results, responses), run beside the GPU step by the overlap scheduler: a step takes the
     # longer of the two (step_parts "host_wait"). 0: not modelled for this engine.
     host_s_per_request: float = 0.0
+    # share of its output's KV pages a running request holds on average at steady state: engines that
+    # allocate pages as tokens are generated hold the prompt and, on average, half the output (requests are
+    # spread over their decode); one that reserves the whole output at admission holds all of it
+    kv_output_held: float = 1.0
 
 
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
@@ -119,8 +125,16 @@ class EngineConstants:
 # scheduler"); TensorRT-LLM's C++ executor with its overlap scheduler likewise. The millisecond values
 # are estimates, not fits.
 ENGINES = {
-    "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)"),
-    "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)"),
+    # kv_output_held: vLLM V1 allocates a request's pages step by step (vllm/v1/core/sched/scheduler.py:
+    # kv_cache_manager.allocate_slots for the new tokens, preemption when none are free): 0.5. SGLang
+    # allocates per token too and keeps a reserve for the running requests' remaining output of
+    # new_token_ratio x max_new_tokens, decaying to min_new_token_ratio 0.1 (its server args) while nothing
+    # is retracted: 0.5 + 0.1 x 0.5 = 0.55. TensorRT-LLM's default capacity scheduler policy,
+    # GUARANTEED_NO_EVICT, admits a request only with pages for its whole output (tensorrt_llm SchedulerConfig): 1.
+    "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)",
+                            kv_output_held=0.5),
+    "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)",
+                              kv_output_held=0.55),
     # TensorRT-LLM: GatedMLP's gemm_swiglu (tensorrt_llm/layers/mlp.py) and the attention's fused QKV
     # preprocessing (bias + RoPE + KV-cache write, cpp/tensorrt_llm/kernels/unfusedAttentionKernels);
     # vLLM and SGLang run SiluAndMul and rotary_embedding as their own kernels (vllm/model_executor/layers/
@@ -259,6 +273,7 @@ class Deployment:
     step_overhead_s: object = ENGINES["vllm"].step_overhead_s
     fused_act: object = False  # EngineConstants.fused_act
     host_s_per_request: object = 0.0  # EngineConstants.host_s_per_request
+    kv_output_held: object = ENGINES["vllm"].kv_output_held  # EngineConstants.kv_output_held
 
     @property
     def gpus_per_replica(self):
@@ -448,10 +463,12 @@ def capacity(s: ModelShape, d: Deployment, capacity_bytes, isl, osl) -> dict:
     pool = np.maximum(mem["kv_pool"], 0.0)
     blocks = np.floor(pool / (kv_tok * BLOCK_SIZE_TOKENS))
     tokens = blocks * BLOCK_SIZE_TOKENS  # per attention-DP rank
-    per_seq = _blocks(s.model.attended_context(isl + osl))  # pages one request holds at its end
+    # pages a running request holds on average (EngineConstants.kv_output_held), and at its end: one
+    # request must fit whole
+    per_seq = _blocks(s.model.attended_context(isl + d.kv_output_held * osl))
     by_pool = np.floor(tokens / per_seq) * d.attention_dp
     max_conc = np.minimum(d.max_num_seqs * d.attention_dp, by_pool)
-    fits = (mem["kv_pool"] > 0) & (by_pool >= d.attention_dp)
+    fits = (mem["kv_pool"] > 0) & (tokens >= _blocks(s.model.attended_context(isl + osl)))
     return {"memory": mem, "kv_cache_tokens": tokens * d.attention_dp, "kv_blocks": blocks * d.attention_dp,
             "max_concurrency": max_conc, "max_concurrency_kv": by_pool, "fits": fits,
             "kv_bytes_per_token": kv_tok}

@@ -107,7 +107,8 @@ def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdt
                          gmu=req.gpu_memory_utilization, max_num_seqs=seqs, max_batched_tokens=tokens,
                          step_overhead_s=sv.ENGINES[req.engine].step_overhead_s,
                          fused_act=sv.ENGINES[req.engine].fused_act,
-                         host_s_per_request=sv.ENGINES[req.engine].host_s_per_request)
+                         host_s_per_request=sv.ENGINES[req.engine].host_s_per_request,
+                         kv_output_held=sv.ENGINES[req.engine].kv_output_held)
 
 
 def run_serve(req: ServeRequest, db) -> dict:
@@ -217,9 +218,11 @@ def serve_assumptions(req, seqs: int, tokens: int) -> list:
         Text(QT_TRANSLATE_NOOP("Engine", "the engine's CPU time per running request is not modelled (no measurement "
                                          "found for {engine}); at thousands of running requests a small model can be "
                                          "host-bound"), engine=req.engine),
-        Text(QT_TRANSLATE_NOOP("Engine", "a request holds the KV pages of its prompt and output until it ends (no "
-                                         "preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU"),
-             graph=sv.CUDA_GRAPH_BYTES / 2**30),
+        Text(QT_TRANSLATE_NOOP("Engine", "a running request holds the KV pages of its prompt and on average "
+                                         "{held:.0f}% of its output's (pages taken as tokens are generated, or the "
+                                         "whole output reserved at admission); no prefix caching; CUDA graphs "
+                                         "{graph:.2f} GiB per GPU"),
+             held=e.kv_output_held * 100, graph=sv.CUDA_GRAPH_BYTES / 2**30),
         Text(QT_TRANSLATE_NOOP("Engine", "tokens/s per user is 1 / TPOT; requests/s from Little's law "
                                          "(running requests / end-to-end latency)")),
         # docs/validation.md, "Real serving measurements we did not make": TTFT measured by aiperf at a fixed

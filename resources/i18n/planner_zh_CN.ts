@@ -791,8 +791,8 @@
         <translation>未建模引擎每个运行中请求的 CPU 时间（未找到 {engine} 的测量数据）；运行请求达数千时，小模型可能受主机限制</translation>
     </message>
     <message>
-        <source>a request holds the KV pages of its prompt and output until it ends (no preemption, no prefix caching); CUDA graphs {graph:.2f} GiB per GPU</source>
-        <translation>请求在结束前一直占用其提示词和输出的 KV 页（无抢占、无前缀缓存）；CUDA Graphs 每 GPU {graph:.2f} GiB</translation>
+        <source>a running request holds the KV pages of its prompt and on average {held:.0f}% of its output&apos;s (pages taken as tokens are generated, or the whole output reserved at admission); no prefix caching; CUDA graphs {graph:.2f} GiB per GPU</source>
+        <translation>运行中的请求持有其提示词的 KV 页，以及平均 {held:.0f}% 的输出 KV 页（随生成逐步分配，或在接纳时预留整个输出）；不计前缀缓存；CUDA Graphs 每 GPU {graph:.2f} GiB</translation>
     </message>
     <message>
         <source>tokens/s per user is 1 / TPOT; requests/s from Little&apos;s law (running requests / end-to-end latency)</source>

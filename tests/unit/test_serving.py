@@ -46,7 +46,11 @@ def test_kv_pool_by_hand_llama_8b_h100(db):
     assert out["kv_bytes_per_token"] == per_token == 131072
     blocks = math.floor(kv_pool / (per_token * 16))
     assert out["kv_cache_tokens"] == blocks * 16
-    assert out["max_concurrency"] == min(1024, blocks * 16 // (2048 + 512))
+    # vLLM pages a request's output as it is generated: at steady state a request holds its prompt and half
+    # its output, in 16-token pages (2048 + 256 = 144 pages); TensorRT-LLM reserves the whole output
+    assert out["max_concurrency"] == min(1024, blocks // 144)
+    trt = serve(db, model="llama-3.1-8b", tp=1, weights_dtype="bf16", kv_dtype="bf16", concurrency=1, engine="trtllm")
+    assert trt["max_concurrency"] == min(1024, trt["kv_cache_tokens"] // 16 // 160)
     b = out["memory"]["breakdown"]
     assert b["weights"] == pytest.approx(weights)
     assert b["kv_pool"] == pytest.approx(kv_pool)
