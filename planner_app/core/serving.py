@@ -127,14 +127,15 @@ class EngineConstants:
 ENGINES = {
     # kv_output_held: vLLM V1 allocates a request's pages step by step (vllm/v1/core/sched/scheduler.py:
     # kv_cache_manager.allocate_slots for the new tokens, preemption when none are free): 0.5. SGLang
-    # allocates per token too and keeps a reserve for the running requests' remaining output of
-    # new_token_ratio x max_new_tokens, decaying to min_new_token_ratio 0.1 (its server args) while nothing
-    # is retracted: 0.5 + 0.1 x 0.5 = 0.55. TensorRT-LLM's default capacity scheduler policy,
+    # allocates per token too and, before admitting a prompt, keeps new_token_ratio x each running request's
+    # remaining output in reserve; the ratio decays from SGLANG_INIT_NEW_TOKEN_RATIO 0.7 to 0.7 x
+    # SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.1 = 0.07 while nothing is retracted (sglang/srt/managers/
+    # scheduler.py): 0.5 + 0.07 x 0.5 = 0.535. TensorRT-LLM's default capacity scheduler policy,
     # GUARANTEED_NO_EVICT, admits a request only with pages for its whole output (tensorrt_llm SchedulerConfig): 1.
     "vllm": EngineConstants("vllm", 0.6e-3, "vLLM V1 blog 2025-01-27; v0.6.0 blog 2024-09-05 (estimate)",
                             kv_output_held=0.5),
     "sglang": EngineConstants("sglang", 0.25e-3, "SGLang v0.4 blog 2024-12-04, overlap scheduler (estimate)",
-                              kv_output_held=0.55),
+                              kv_output_held=0.535),
     # TensorRT-LLM: GatedMLP's gemm_swiglu (tensorrt_llm/layers/mlp.py) and the attention's fused QKV
     # preprocessing (bias + RoPE + KV-cache write, cpp/tensorrt_llm/kernels/unfusedAttentionKernels);
     # vLLM and SGLang run SiluAndMul and rotary_embedding as their own kernels (vllm/model_executor/layers/
