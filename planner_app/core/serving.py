@@ -148,6 +148,15 @@ ENGINES = {
                               fused_act=True, host_s_per_request=45.11e-3 / 1536),
 }
 ENGINE_NAMES = tuple(ENGINES)
+# The EngineConstants a Deployment carries (the same names there): what an engine changes in a step and
+# in the KV pool; engine_fields copies them, so a new engine constant reaches every deployment at once.
+ENGINE_STEP_FIELDS = ("step_overhead_s", "fused_act", "host_s_per_request", "kv_output_held")
+
+
+def engine_fields(name: str) -> dict:
+    """The Deployment fields of engine ``name`` (ENGINE_STEP_FIELDS)."""
+    e = ENGINES[name]
+    return {f: getattr(e, f) for f in ENGINE_STEP_FIELDS}
 
 
 def engine_defaults(capacity_bytes: float, gpu_name: str) -> tuple[int, int]:
@@ -271,10 +280,11 @@ class Deployment:
     gmu: object = GPU_MEMORY_UTILIZATION
     max_num_seqs: object = 256
     max_batched_tokens: object = 2048
+    # EngineConstants (engine_fields), vLLM's unless given
     step_overhead_s: object = ENGINES["vllm"].step_overhead_s
-    fused_act: object = False  # EngineConstants.fused_act
-    host_s_per_request: object = 0.0  # EngineConstants.host_s_per_request
-    kv_output_held: object = ENGINES["vllm"].kv_output_held  # EngineConstants.kv_output_held
+    fused_act: object = ENGINES["vllm"].fused_act
+    host_s_per_request: object = ENGINES["vllm"].host_s_per_request
+    kv_output_held: object = ENGINES["vllm"].kv_output_held
 
     @property
     def gpus_per_replica(self):

@@ -522,7 +522,7 @@ def serving_engine_decode_s(model, hw, setup, tp: int) -> float:
     kd = setup.kv_dtype if setup.kv_dtype in sv.SERVE_KV_BYTES else "bf16"
     dev = sv.device_for(hw, gemm_bits(hw.gpu, wd, sv.GEMM_BITS[wd]), max(tp, 8))
     d = sv.Deployment(tp=tp, weight_bytes=sv.SERVE_WEIGHT_BYTES[wd], kv_bytes=sv.SERVE_KV_BYTES[kd],
-                      step_overhead_s=sv.ENGINES["vllm"].step_overhead_s)
+                      **sv.engine_fields("vllm"))
     ctx = setup.prompt_len + setup.new_tokens / 2
     return float(sv.step_time_s(sv.model_shape(model), dev, d, float(setup.batch), 0.0, ctx, 0.0))
 

@@ -105,10 +105,7 @@ def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdt
                          weight_bytes=sv.SERVE_WEIGHT_BYTES[wd] if isinstance(wd, str) else wd,
                          kv_bytes=sv.SERVE_KV_BYTES[kd] if isinstance(kd, str) else kd,
                          gmu=req.gpu_memory_utilization, max_num_seqs=seqs, max_batched_tokens=tokens,
-                         step_overhead_s=sv.ENGINES[req.engine].step_overhead_s,
-                         fused_act=sv.ENGINES[req.engine].fused_act,
-                         host_s_per_request=sv.ENGINES[req.engine].host_s_per_request,
-                         kv_output_held=sv.ENGINES[req.engine].kv_output_held)
+                         **sv.engine_fields(req.engine))
 
 
 def run_serve(req: ServeRequest, db) -> dict:

@@ -545,3 +545,14 @@ def test_weight_only_expert_gemms_stream_their_small_weights_at_decode_row_count
     assert t(big, w4, True) == pytest.approx(t(big, w4, False))
     for rows in (1.0, 4.0, 64.0):
         assert t(rows, 2.0, True) == pytest.approx(t(rows, 2.0, False))
+
+
+def test_a_deployment_carries_every_engine_constant():
+    """Every EngineConstants field but its name and source is a Deployment field, copied by engine_fields,
+    so an engine constant added later cannot be left out of the deployments the service builds."""
+    import dataclasses
+    consts = {f.name for f in dataclasses.fields(sv.EngineConstants)} - {"name", "source"}
+    assert consts == set(sv.ENGINE_STEP_FIELDS) <= {f.name for f in dataclasses.fields(sv.Deployment)}
+    for name, e in sv.ENGINES.items():
+        assert sv.engine_fields(name) == {k: getattr(e, k) for k in consts}
+    assert {k: getattr(sv.Deployment(), k) for k in consts} == sv.engine_fields("vllm")
