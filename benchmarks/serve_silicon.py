@@ -105,10 +105,14 @@ def load() -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def model_ref(model_path: str) -> str:
+    """The planner's preset name or config path for a model of the data."""
+    model = MODELS[model_path]
+    return os.path.join(ROOT, model) if model.endswith(".json") else model
+
+
 def request(r: dict) -> ServeRequest:
-    model = MODELS[r["model_path"]]
-    if model.endswith(".json"):
-        model = os.path.join(ROOT, model)
+    model = model_ref(r["model_path"])
     weights = WEIGHTS[r["gemm_quant_mode"]]
     quantised = weights != "bf16"
     ep = int(r["moe_ep_size"] or 0)
@@ -142,20 +146,26 @@ def repeated(rows) -> set:
     return {r["id"] for r in rows if _gpus(r) > fewest[_measurement(r)]}
 
 
-def excluded(r: dict, db, repeats=frozenset()) -> str:
+def _active_params(model_path: str, db, cache: dict) -> tuple:
+    """(is MoE, parameters one token passes through), once per model of the data."""
+    if model_path not in cache:
+        from planner_app.core import serving as sv
+        from planner_app.service.resolve import resolve_model
+        model = resolve_model(model_ref(model_path), db)
+        s = sv.model_shape(model)
+        cache[model_path] = (model.is_moe, s.dense_linear + s.active_expert_linear + s.lm_head)
+    return cache[model_path]
+
+
+def excluded(r: dict, db, repeats=frozenset(), cache=None) -> str:
     """Why a row cannot be a steady-state measurement of what it states ("" when it can)."""
     if r["id"] in repeats:
         return "the same measurement under two layouts"
-    from planner_app.core import serving as sv
-    from planner_app.service.resolve import resolve_model
     tp, adp = int(r["tp_size"]), int(r["attention_dp_size"] or 0) or 1
     mtp, mep = int(r["moe_tp_size"] or 0), int(r["moe_ep_size"] or 0)
-    req = request(r)
-    model = resolve_model(req.model, db)
-    if model.is_moe and mtp >= 1 and mep >= 1 and tp * adp != mtp * mep:
+    is_moe, active = _active_params(r["model_path"], db, {} if cache is None else cache)
+    if is_moe and mtp >= 1 and mep >= 1 and tp * adp != mtp * mep:
         return f"inconsistent layout: tp x attention-dp {tp * adp} GPUs, moe_tp x moe_ep {mtp * mep}"
-    s = sv.model_shape(model)
-    active = s.dense_linear + s.active_expert_linear + s.lm_head
     c, isl, osl = int(r["batch_size"]), int(r["isl"]), int(r["osl"])
     e2e_s = (float(r["silicon_ttft_ms"]) + (osl - 1) * float(r["silicon_tpot_ms"])) / 1e3
     need_tflops = c / e2e_s * 2.0 * active * isl / 1e12
@@ -225,9 +235,9 @@ def main():
     db = shipped_db()
     res = compare(db=db)
     out = {}
-    repeats = repeated([t[0] for t in res])
+    repeats, models = repeated([t[0] for t in res]), {}
     for t in res:
-        why = excluded(t[0], db, repeats) if t[1] is not None else "not estimated"
+        why = excluded(t[0], db, repeats, models) if t[1] is not None else "not estimated"
         out.setdefault(why.split(":")[0], []).append(t)
     ok = out.get("", [])
     print(f"Source: github.com/{SOURCE['repo']} {SOURCE['path']} at {SOURCE['commit'][:8]} "
