@@ -24,6 +24,8 @@ What the rows do not state, assumed here (the same for every row, and in the pri
 - Weight precision from ``gemm_quant_mode``: nvfp4 -> fp4 (MXFP4 for gpt-oss; W4A16 on Hopper), fp8 and
   fp8_block -> fp8, int4_wo -> int4 (Kimi-K2.5's INT4 experts), empty -> bf16. The planner applies one
   precision to every GEMM; the checkpoints keep attention in bf16 for gpt-oss and Kimi-K2.5.
+- Concurrency: ``batch_size`` is each attention-DP rank's batch; the provenance field ``silicon_concurrency``
+  (the clients of the run) is batch_size x attention-DP ranks on those rows, and equals batch_size elsewhere.
 - Layout: ``tp_size`` x ``attention_dp_size`` GPUs; the experts expert-parallel over ``moe_ep_size`` when it
   is above 1 (``--ep``), tensor-parallel otherwise.
 - MiniMax-M2.5 is estimated in Qwen3-MoE form (same dimensions: tests/data/serving_silicon/README.md).
@@ -35,6 +37,8 @@ them out):
 - the same measurement under two layouts: a row whose TTFT and TPOT repeat (to 1 us) a row of the same model,
   GPU, engine, lengths and concurrency with fewer GPUs (e.g. "tp 64 / moe 8 x 8" repeating "tp 8 / ep 8":
   the attention's TP written as the product); the smaller layout's row is kept;
+- concurrency ambiguous: ``silicon_concurrency`` is neither batch_size nor batch_size x attention-DP ranks
+  (e.g. 4 x batch_size on a TensorRT-LLM row without attention DP): the clients per replica are unknown;
 - prompts not all computed: the measured request rate times 2 x active parameters x ISL exceeds every
   GPU's densest datasheet peak (FP8, or FP4 where it has one), which no engine can do unless prompts hit
   its prefix cache (vLLM and SGLang cache prefixes by default; a benchmark's synthetic prompts can share them).
@@ -76,7 +80,7 @@ GPUS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200-sxm", "b200_sxm": "b200", "b30
 WEIGHTS = {"nvfp4": "fp4", "fp8": "fp8", "fp8_block": "fp8", "int4_wo": "int4", "": "bf16"}
 KEEP = ("id", "backend", "backend_version", "model_path", "system", "isl", "osl", "gemm_quant_mode",
         "batch_size", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms",
-        "silicon_tpot_ms", "measured", "image")
+        "silicon_tpot_ms", "measured", "image", "silicon_concurrency")
 
 
 def extract(path: str) -> int:
@@ -89,7 +93,8 @@ def extract(path: str) -> int:
             src = dict(p.strip().split("=", 1) for p in r["silicon_data_source"].split(";") if "=" in p)
             image = src.get("image") or next((p.strip() for p in r["silicon_data_source"].split(";")
                                               if ":" in p and "/" in p and "=" not in p), "")
-            r.update(measured=src.get("measured", "")[:10], image=image)
+            r.update(measured=src.get("measured", "")[:10], image=image,
+                     silicon_concurrency=src.get("silicon_concurrency", ""))
             rows.append({k: r[k] for k in KEEP})
     tmp = DATA + ".tmp"
     with open(tmp, "w", newline="") as f:
@@ -111,6 +116,13 @@ def model_ref(model_path: str) -> str:
     return os.path.join(ROOT, model) if model.endswith(".json") else model
 
 
+def concurrency(r: dict) -> int:
+    """Clients of the run: the provenance's silicon_concurrency where it is batch_size x attention-DP ranks
+    (batch_size is then each rank's max_num_seqs), else batch_size (see ``excluded`` for the others)."""
+    c, adp = int(r["batch_size"]), int(r["attention_dp_size"] or 0) or 1
+    return c * adp if (r.get("silicon_concurrency") or "") == str(c * adp) else c
+
+
 def request(r: dict) -> ServeRequest:
     model = model_ref(r["model_path"])
     weights = WEIGHTS[r["gemm_quant_mode"]]
@@ -118,7 +130,7 @@ def request(r: dict) -> ServeRequest:
     ep = int(r["moe_ep_size"] or 0)
     return ServeRequest(model=model, gpu=GPUS[r["system"]], tp=int(r["tp_size"]),
                         attention_dp=int(r["attention_dp_size"] or 0) or 1, ep=ep if ep > 1 else 1,
-                        isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["batch_size"]),
+                        isl=int(r["isl"]), osl=int(r["osl"]), concurrency=concurrency(r),
                         weights_dtype=weights, engine=r["backend"],
                         kv_dtype="fp8" if quantised and r["backend"] == "trtllm" else "bf16")
 
@@ -166,7 +178,11 @@ def excluded(r: dict, db, repeats=frozenset(), cache=None) -> str:
     is_moe, active = _active_params(r["model_path"], db, {} if cache is None else cache)
     if is_moe and mtp >= 1 and mep >= 1 and tp * adp != mtp * mep:
         return f"inconsistent layout: tp x attention-dp {tp * adp} GPUs, moe_tp x moe_ep {mtp * mep}"
-    c, isl, osl = int(r["batch_size"]), int(r["isl"]), int(r["osl"])
+    sc = r.get("silicon_concurrency") or ""
+    if sc and int(sc) not in (int(r["batch_size"]), int(r["batch_size"]) * adp):
+        return (f"concurrency ambiguous: batch_size {r['batch_size']} but {sc} clients, "
+                f"not batch_size x attention-DP ranks ({adp})")
+    c, isl, osl = concurrency(r), int(r["isl"]), int(r["osl"])
     e2e_s = (float(r["silicon_ttft_ms"]) + (osl - 1) * float(r["silicon_tpot_ms"])) / 1e3
     need_tflops = c / e2e_s * 2.0 * active * isl / 1e12
     have_tflops = tp * adp * _gpu_peak_tflops(db.gpu(GPUS[r["system"]]))
@@ -223,7 +239,7 @@ def burst_ttft_ms(r: dict, est: dict, db, cache: dict) -> float:
     key = repr(req)
     if key not in cache:
         cache[key] = run_serve(req, db)["ttft_ms"]
-    c = int(r["batch_size"])
+    c = concurrency(r)
     return est["ttft_ms"] + (c + 1) / 2.0 * cache[key] / BENCH_ROUNDS
 
 

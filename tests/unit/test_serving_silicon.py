@@ -35,3 +35,22 @@ def test_a_sample_estimates_or_says_why_not():
     for r, e in estimated:
         assert math.isfinite(e["tpot_ms"]) and e["tpot_ms"] > 0 and e["ttft_ms"] > 0, r["id"]
     assert all(why for _, e, why in res if e is None)
+
+
+def test_clients_are_the_runs_concurrency_where_attention_dp_splits_the_batch():
+    base = {"batch_size": "32", "attention_dp_size": "4", "silicon_concurrency": "128"}
+    assert serve_silicon.concurrency(base) == 128  # 32 per rank x 4 ranks
+    assert serve_silicon.concurrency({**base, "attention_dp_size": "1", "silicon_concurrency": "32"}) == 32
+    assert serve_silicon.concurrency({**base, "silicon_concurrency": ""}) == 32  # no provenance: batch_size
+    adp_rows = [r for r in ROWS if int(r["attention_dp_size"] or 0) > 1
+                and r["silicon_concurrency"] == str(int(r["batch_size"]) * int(r["attention_dp_size"]))]
+    assert adp_rows and all(serve_silicon.request(r).concurrency > int(r["batch_size"]) for r in adp_rows)
+
+
+def test_rows_whose_clients_the_layout_does_not_explain_are_left_out():
+    db = shipped_db()
+    odd = [r for r in ROWS if r["silicon_concurrency"]
+           and int(r["silicon_concurrency"]) not in (int(r["batch_size"]),
+                                                     int(r["batch_size"]) * (int(r["attention_dp_size"] or 0) or 1))]
+    assert odd
+    assert all(serve_silicon.excluded(r, db).startswith("concurrency ambiguous") for r in odd)
