@@ -10,7 +10,7 @@ from planner_app.service.catalog import open_catalog
 # In --help order; each is declared once in service/options.py (SERVE_OPTIONS).
 SERVE_ARGS = ("model", "gpu", "instance", "tp", "pp", "ep", "attention_dp", "replicas", "isl", "osl", "concurrency",
               "request_rate", "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "max_num_seqs",
-              "max_num_batched_tokens", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd", "calibration")
+              "max_num_batched_tokens", "benchmark_requests", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd", "calibration")
 
 
 def add_parser(sub) -> None:
@@ -44,6 +44,9 @@ def run(args) -> int:
     if args.concurrency is None and args.request_rate is None:
         raise InputError("concurrency", "give --concurrency N or --request-rate R")
     if args.ttft_ms is not None or args.tpot_ms is not None:
+        if args.benchmark_requests is not None:
+            raise InputError("benchmark_requests", "the search meets the targets at steady state; "
+                                                   "--benchmark-requests describes one deployment's benchmark run")
         from planner_app.cli import serve_search
         return serve_search.run(args, db)
     from planner_app.service.serving import run_serve
@@ -80,6 +83,9 @@ def format_text(out: dict) -> str:
              "",
              f"TTFT {_ms(out['ttft_ms'])}   TPOT {_ms(out['tpot_ms'])}   end-to-end {_ms(out['e2e_latency_ms'])}"
              + (f" (queueing {_ms(out['queueing_delay_ms'])})" if out["queueing_delay_ms"] else ""),
+             *([f"A closed-loop benchmark of {b['requests']:,} requests from {b['clients']:,} clients that start "
+                f"together reports a mean TTFT of {_ms(b['ttft_ms'])} (its first round "
+                f"{_ms(b['opening_burst_ttft_ms'])})"] if (b := out.get("benchmark")) else []),
              f"Throughput {out['output_tokens_per_s']:,.0f} output tokens/s ({out['output_tokens_per_s_per_gpu']:,.0f} "
              f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, "
              f"{out['requests_per_s']:,.2f} requests/s",

@@ -578,6 +578,41 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
                       queue_s=queue, running=running, decodes=dec, saturated=saturated, step_parts=parts)
 
 
+# A closed-loop benchmark at concurrency c (aiperf --concurrency, vllm bench serve --max-concurrency) starts
+# its c clients together on an idle server (aiperf drains its warm-up before the profiling phase and then
+# issues one credit per client at once: aiperf/timing/credit_issuing_strategy.py), so the first round's prompts
+# queue behind each other's prefill; the mean TTFT it reports over N requests carries that opening burst in
+# c / N of them. NVIDIA's aiconfigurator / Dynamo deployment guide runs N = concurrency x 10 "to reduce the
+# impact of the first batch of requests" (ai-dynamo/aiconfigurator docs/dynamo_deployment_guide.md).
+BENCHMARK_REQUESTS_PER_CLIENT = 10
+
+
+def opening_burst_ttft_s(s: ModelShape, dev: Device, d: Deployment, clients, isl, osl):
+    """Mean TTFT of ``clients`` prompts (one replica's) that reach an idle replica together: the engine
+    prefills them first come, first served, a step's token budget at a time (decode-first: the prompts
+    already prefilled decode in the later steps, on average half of them), and a prompt's first token
+    comes at the end of the step that finishes it."""
+    n = np.maximum(np.asarray(clients, dtype=float) / d.attention_dp, 1.0)  # per rank: ranks prefill side by side
+    dec = (n - 1.0) / 2.0
+    budget = np.maximum(d.max_batched_tokens - dec, 1.0)
+    per_step = np.minimum(budget, n * isl)  # prompt tokens a step of the burst carries
+    t_step = step_time_s(s, dev, d, dec, per_step, isl + 1.0, isl / 2.0)
+    # the j-th prompt is done after ceil(j x isl / budget) steps; over j = 1..n that averages
+    # isl / budget x (n + 1) / 2 plus half a step for the rounding, and never less than the first prompt's
+    x = isl / budget
+    steps = np.maximum(np.ceil(x), x * (n + 1.0) / 2.0 + 0.5)
+    return steps * t_step
+
+
+def benchmark_ttft_s(st: ServeState, burst_s, clients, requests):
+    """The mean TTFT a closed-loop benchmark of ``requests`` requests from ``clients`` clients reports: the
+    opening burst's (``opening_burst_ttft_s``) in the first round, the steady state's in the others; the
+    queue for a slot, where saturated, in all of them."""
+    first = np.clip(np.asarray(clients, dtype=float) / np.maximum(requests, 1), 0.0, 1.0)
+    steady = st.ttft_s - st.queue_s
+    return st.ttft_s + first * (burst_s - steady)
+
+
 def pareto_mask(x, y) -> np.ndarray:
     """True where no other point has x and y both at least as large and one larger."""
     x, y = np.asarray(x, float), np.asarray(y, float)

@@ -262,6 +262,10 @@ SERVE_OPTIONS: tuple[Option, ...] = (
                                                                 "(default vLLM's: 8192 on GPUs of 70 GiB or more "
                                                                 "except A100, else 2048)"),
          hi=1 << 24, modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Max tokens per step")),
+    _int("benchmark_requests", QT_TRANSLATE_NOOP("Options", "requests a closed-loop benchmark at --concurrency sends "
+                                                            "in all, its clients starting together (default: "
+                                                            "concurrency x 10)"),
+         hi=1 << 30, modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Benchmark requests")),
     _pos("ttft_ms", QT_TRANSLATE_NOOP("Options", "search: time-to-first-token target"), hi=1e9, unit="ms",
          modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "TTFT target")),
     _pos("tpot_ms", QT_TRANSLATE_NOOP("Options", "search: time-per-output-token target"), hi=1e9, unit="ms",

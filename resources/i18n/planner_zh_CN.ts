@@ -799,8 +799,12 @@
         <translation>每用户 token/秒 = 1 / TPOT；每秒请求数按 Little 定律计算（运行中的请求数 / 端到端延迟）</translation>
     </message>
     <message>
-        <source>TTFT: the prompt&apos;s prefill chunks and its wait behind other prompts&apos; prefill, arrivals taken as independent; closed-loop benchmarks of fixed-length requests (aiperf, vllm bench serve with ignore_eos) have measured up to several times more at tens of concurrent requests</source>
-        <translation>TTFT：提示词各预填充分块的时间，加上排在其他提示词预填充之后的等待，请求到达视为相互独立；固定长度请求的闭环基准测试（aiperf、带 ignore_eos 的 vllm bench serve）在数十个并发请求时测得的值可达数倍</translation>
+        <source>TTFT at steady state: the prompt&apos;s prefill chunks and its wait behind other prompts&apos; prefill, arrivals taken as independent</source>
+        <translation>稳态 TTFT：提示词各预填充分块的时间，加上排在其他提示词预填充之后的等待，请求到达视为相互独立</translation>
+    </message>
+    <message>
+        <source>benchmark TTFT: the mean a closed-loop benchmark of {n:,} requests reports (aiperf --concurrency, vllm bench serve --max-concurrency): its {c:,} clients start together on an idle server, so the first round&apos;s prompts queue behind each other&apos;s prefill</source>
+        <translation>基准测试 TTFT：{n:,} 个请求的闭环基准测试（aiperf --concurrency、vllm bench serve --max-concurrency）报告的平均值：其 {c:,} 个客户端在空闲服务器上同时开始，因此第一轮的提示词彼此排队等待预填充</translation>
     </message>
     <message>
         <source>{gpu}: architecture unknown (no arch in its spec row), so whether {engine} runs {wd} weights and a {kd} KV cache on it is not checked</source>
@@ -1633,6 +1637,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>每步最大 token 数</translation>
     </message>
     <message>
+        <source>requests a closed-loop benchmark at --concurrency sends in all, its clients starting together (default: concurrency x 10)</source>
+        <translation>在 --concurrency 下闭环基准测试共发送的请求数，其客户端同时开始（默认：并发数 × 10）</translation>
+    </message>
+    <message>
+        <source>Benchmark requests</source>
+        <translation>基准测试请求数</translation>
+    </message>
+    <message>
         <source>search: time-to-first-token target</source>
         <translation>搜索：首 token 延迟目标</translation>
     </message>
@@ -2367,6 +2379,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>首 token 延迟</translation>
     </message>
     <message>
+        <source>Time to first token in a benchmark run</source>
+        <translation>基准测试中的首 token 时间</translation>
+    </message>
+    <message>
         <source>Time per output token</source>
         <translation>每输出 token 耗时</translation>
     </message>
@@ -2457,6 +2473,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>unbounded (queue grows)</source>
         <translation>无上限（队列持续增长）</translation>
+    </message>
+    <message>
+        <source>{ttft} ({n:,} requests)</source>
+        <translation>{ttft}（{n:,} 个请求）</translation>
+    </message>
+    <message>
+        <source>none (open loop: a request rate)</source>
+        <translation>无（开环：按请求速率）</translation>
     </message>
     <message>
         <source>no price (choose an instance)</source>
