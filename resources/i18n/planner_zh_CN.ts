@@ -2380,7 +2380,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Time to first token in a benchmark run</source>
-        <translation>基准测试中的首 token 时间</translation>
+        <translation>基准测试中的首 token 延迟</translation>
     </message>
     <message>
         <source>Time per output token</source>
