@@ -84,8 +84,9 @@ def format_text(out: dict) -> str:
              f"TTFT {_ms(out['ttft_ms'])}   TPOT {_ms(out['tpot_ms'])}   end-to-end {_ms(out['e2e_latency_ms'])}"
              + (f" (queueing {_ms(out['queueing_delay_ms'])})" if out["queueing_delay_ms"] else ""),
              *([f"A closed-loop benchmark of {b['requests']:,} requests from {b['clients']:,} clients that start "
-                f"together reports a mean TTFT of {_ms(b['ttft_ms'])} (its first round "
-                f"{_ms(b['opening_burst_ttft_ms'])})"] if (b := out.get("benchmark")) else []),
+                f"together reports a mean TTFT of {_ms(b['mean_ttft_ms'])} and a median of "
+                f"{_ms(b['median_ttft_ms'])} (its first round {_ms(b['opening_burst_ttft_ms'])})"]
+               if (b := out.get("benchmark")) else []),
              f"Throughput {out['output_tokens_per_s']:,.0f} output tokens/s ({out['output_tokens_per_s_per_gpu']:,.0f} "
              f"per GPU), {out['tokens_per_s_per_user']:,.1f} tokens/s per user, "
              f"{out['requests_per_s']:,.2f} requests/s",

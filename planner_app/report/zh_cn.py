@@ -225,7 +225,7 @@ STRINGS = {
     "Requests/s": "请求数/秒",
     "Max concurrency": "最大并发数",
     "Saturated (requests queue)": "已饱和（请求排队）",
-    "TTFT in a benchmark run": "基准测试中的 TTFT",
+    "Mean TTFT in a benchmark run": "基准测试中的平均 TTFT",
     "{ttft} ({n} requests)": "{ttft}（{n} 个请求）",
     "TTFT ≤ {x} ms met": "满足 TTFT ≤ {x} ms",
     "TPOT ≤ {x} ms met": "满足 TPOT ≤ {x} ms",

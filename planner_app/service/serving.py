@@ -150,11 +150,12 @@ def run_serve(req: ServeRequest, db) -> dict:
     bench = None
     if req.concurrency is not None:
         n_req = req.benchmark_requests or sv.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency
-        burst = sv.opening_burst_ttft_s(shape, dev, d, st.running, req.isl, req.osl)
-        bench_ttft = sv.benchmark_ttft_s(st, burst, req.concurrency, n_req)
+        mean, median = sv.benchmark_ttft_s(shape, dev, d, st, req.concurrency, n_req, req.isl, req.osl)
         bench = {"requests": int(n_req), "clients": int(req.concurrency),
-                 "ttft_ms": float(bench_ttft) * 1e3 if math.isfinite(float(bench_ttft)) else None,
-                 "opening_burst_ttft_ms": float(burst) * 1e3}
+                 "mean_ttft_ms": float(mean) * 1e3 if math.isfinite(float(mean)) else None,
+                 "median_ttft_ms": float(median) * 1e3 if math.isfinite(float(median)) else None,
+                 "opening_burst_ttft_ms": float(sv.opening_burst_ttft_s(shape, dev, d, st.running, req.isl,
+                                                                        req.osl)) * 1e3}
     rate = float(st.requests_per_s)
     out_tps = rate * req.osl
     price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
@@ -248,7 +249,8 @@ def serve_assumptions(req, seqs: int, tokens: int) -> list:
     ] + ([Text(QT_TRANSLATE_NOOP("Engine", "benchmark TTFT: the mean a closed-loop benchmark of {n:,} requests "
                                            "reports (aiperf --concurrency, vllm bench serve --max-concurrency): its "
                                            "{c:,} clients start together on an idle server, so the first round's "
-                                           "prompts queue behind each other's prefill"),
+                                           "prompts queue behind each other's prefill; its median stays the steady "
+                                           "state's while under half the requests are in that round"),
                n=req.benchmark_requests or sv.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency, c=req.concurrency)]
          if req.concurrency is not None else [])
 

@@ -803,8 +803,8 @@
         <translation>稳态 TTFT：提示词各预填充分块的时间，加上排在其他提示词预填充之后的等待，请求到达视为相互独立</translation>
     </message>
     <message>
-        <source>benchmark TTFT: the mean a closed-loop benchmark of {n:,} requests reports (aiperf --concurrency, vllm bench serve --max-concurrency): its {c:,} clients start together on an idle server, so the first round&apos;s prompts queue behind each other&apos;s prefill</source>
-        <translation>基准测试 TTFT：{n:,} 个请求的闭环基准测试（aiperf --concurrency、vllm bench serve --max-concurrency）报告的平均值：其 {c:,} 个客户端在空闲服务器上同时开始，因此第一轮的提示词彼此排队等待预填充</translation>
+        <source>benchmark TTFT: the mean a closed-loop benchmark of {n:,} requests reports (aiperf --concurrency, vllm bench serve --max-concurrency): its {c:,} clients start together on an idle server, so the first round&apos;s prompts queue behind each other&apos;s prefill; its median stays the steady state&apos;s while under half the requests are in that round</source>
+        <translation>基准测试 TTFT：{n:,} 个请求的闭环基准测试（aiperf --concurrency、vllm bench serve --max-concurrency）报告的平均值：其 {c:,} 个客户端在空闲服务器上同时开始，因此第一轮的提示词彼此排队等待预填充；当第一轮请求不到总数一半时，其中位数仍为稳态值</translation>
     </message>
     <message>
         <source>{gpu}: architecture unknown (no arch in its spec row), so whether {engine} runs {wd} weights and a {kd} KV cache on it is not checked</source>
@@ -2379,8 +2379,8 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>首 token 延迟</translation>
     </message>
     <message>
-        <source>Time to first token in a benchmark run</source>
-        <translation>基准测试中的首 token 延迟</translation>
+        <source>Mean time to first token in a benchmark run</source>
+        <translation>基准测试中的平均首 token 延迟</translation>
     </message>
     <message>
         <source>Time per output token</source>
