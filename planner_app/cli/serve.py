@@ -10,7 +10,8 @@ from planner_app.service.catalog import open_catalog
 # In --help order; each is declared once in service/options.py (SERVE_OPTIONS).
 SERVE_ARGS = ("model", "gpu", "instance", "tp", "pp", "ep", "attention_dp", "replicas", "isl", "osl", "concurrency",
               "request_rate", "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "max_num_seqs",
-              "max_num_batched_tokens", "benchmark_requests", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd", "calibration")
+              "max_num_batched_tokens", "benchmark_requests", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd",
+              "calibration")
 
 
 def add_parser(sub) -> None:

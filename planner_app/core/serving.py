@@ -590,8 +590,10 @@ BENCHMARK_REQUESTS_PER_CLIENT = 10
 
 
 def _burst_steps(s: ModelShape, dev: Device, d: Deployment, clients, isl):
-    """(steps the burst's j-th prompt waits, as a function's pieces: first prompt's steps, mean steps) and
-    the time of one burst step, for ``clients`` prompts (one replica's) at an idle replica."""
+    """(steps the first prompt waits, steps the prompts wait on average, the time of one step) for
+    ``clients`` prompts (one replica's) reaching an idle replica together: the engine prefills them first
+    come, first served, a step's token budget at a time (decode-first: the prompts already prefilled decode in
+    the later steps), and a prompt's first token comes at the end of the step that finishes it."""
     n = np.maximum(np.asarray(clients, dtype=float) / d.attention_dp, 1.0)  # per rank: ranks prefill side by side
     dec = (n - 1.0) / 2.0  # the prompts already prefilled decode in the later steps: on average half of them
     budget = np.maximum(d.max_batched_tokens - dec, 1.0)
@@ -604,26 +606,19 @@ def _burst_steps(s: ModelShape, dev: Device, d: Deployment, clients, isl):
     return first, np.maximum(first, x * (n + 1.0) / 2.0 + 0.5), t_step
 
 
-def opening_burst_ttft_s(s: ModelShape, dev: Device, d: Deployment, clients, isl, osl):
-    """Mean TTFT of ``clients`` prompts (one replica's) that reach an idle replica together: the engine
-    prefills them first come, first served, a step's token budget at a time (decode-first: the prompts
-    already prefilled decode in the later steps), and a prompt's first token comes at the end of the step
-    that finishes it."""
-    _, mean_steps, t_step = _burst_steps(s, dev, d, clients, isl)
-    return mean_steps * t_step
-
-
-def benchmark_ttft_s(s: ModelShape, dev: Device, d: Deployment, st: ServeState, clients, requests, isl, osl):
-    """(mean, median) TTFT a closed-loop benchmark of ``requests`` requests from ``clients`` clients reports:
-    the opening burst's (``opening_burst_ttft_s``, its prompts' TTFTs spread evenly from the first prompt's to
-    the last's) in the first round, the steady state's in the others; the queue for a slot, where saturated,
-    in all of them. While under half the requests are in the first round the median is the steady state's."""
+def benchmark_ttft_s(s: ModelShape, dev: Device, d: Deployment, st: ServeState, clients, requests, isl):
+    """(mean, median, the first round's mean) TTFT a closed-loop benchmark of ``requests`` requests from
+    ``clients`` clients reports: the opening burst's (``_burst_steps``, its prompts' TTFTs spread evenly from
+    the first prompt's to the last's) in the first round, the steady state's in the others; the queue for a
+    slot, where saturated, in all of them. While under half the requests are in the first round the median
+    is the steady state's."""
     first_steps, mean_steps, t_step = _burst_steps(s, dev, d, st.running, isl)
     steady = st.ttft_s - st.queue_s
     f = np.clip(np.asarray(clients, dtype=float) / np.maximum(requests, 1), 0.0, 1.0)
+    burst = mean_steps * t_step
     lo = first_steps * t_step
-    hi = np.maximum(2.0 * mean_steps * t_step - lo, lo)  # the burst's TTFTs, uniform on [lo, hi]
-    mean = st.ttft_s + f * (mean_steps * t_step - steady)
+    hi = np.maximum(2.0 * burst - lo, lo)  # the burst's TTFTs, uniform on [lo, hi]
+    mean = st.ttft_s + f * (burst - steady)
     span = np.maximum(hi - lo, 1e-12)
 
     def burst_quantile(q):
@@ -631,7 +626,7 @@ def benchmark_ttft_s(s: ModelShape, dev: Device, d: Deployment, st: ServeState, 
     below = f * np.clip((steady - lo) / span, 0.0, 1.0)  # share of all requests faster than the steady state
     median = np.where(below >= 0.5, burst_quantile(0.5),
                       np.where(below + (1.0 - f) >= 0.5, steady, burst_quantile(0.5 - (1.0 - f))))
-    return mean, median + st.queue_s
+    return mean, median + st.queue_s, burst
 
 
 def pareto_mask(x, y) -> np.ndarray:

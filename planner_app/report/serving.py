@@ -95,7 +95,8 @@ def section(doc) -> None:
             # the mean a closed-loop benchmark reports, its clients starting together (serve's benchmark)
             row(s("Mean TTFT in a benchmark run"),
                 lambda d: doc.e(s.f("{ttft} ({n} requests)", ttft=ms(d["serve"]["benchmark"]["mean_ttft_ms"]),
-                                    n=fmt.count(d["serve"]["benchmark"]["requests"]))) if d["serve"].get("benchmark") else "-"),
+                                    n=fmt.count(d["serve"]["benchmark"]["requests"])))
+                if d["serve"].get("benchmark") else "-"),
             row(s("TPOT"), num("tpot_ms", ms)),
             row(s("Tokens/s per user"), num("tokens_per_s_per_user", lambda v: f"{v:,.1f}")),
             row(s("Output tokens/s per GPU"), num("output_tokens_per_s_per_gpu", fmt.rate)),

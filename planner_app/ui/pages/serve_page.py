@@ -26,8 +26,8 @@ DEBOUNCE_MS = 150  # STYLE.md: edits are coalesced before recomputing
 # service, so the report and Compare fill an incomplete serve section the same way).
 DEFAULTS = SECTION_DEFAULTS
 DEFAULT_SEARCH_MACHINES = ("p5.48xlarge", "p5en.48xlarge", "a3-megagpu-8g")  # priced: the ranking has a cost
-RESULT_KEYS = ("ttft_ms", "benchmark_ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
-               "tokens_per_s_per_user", "requests_per_s", "kv_cache_tokens", "max_concurrency", "usd_per_m")
+RESULT_KEYS = ("ttft_ms", "benchmark_ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s",
+               "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "requests_per_s", "kv_cache_tokens", "max_concurrency", "usd_per_m")
 GB = 1e9
 MEMORY_KEYS = ("weights", "kv_pool", "activation_workspace", "cuda_graphs", "other")
 
