@@ -70,25 +70,22 @@ def moe_stages(torch, x, router, w_gu, w_d, k, fp8=None):
         sa = a.abs().amax(dim=-1).float().clamp(min=1e-6) / 448.0
         return (a / sa[:, None].to(a.dtype)).to(torch.float8_e4m3fn), sa
 
-    def gate_up():
+    def grouped(rows, w, which: int):  # rows x each expert's weights (which: 0 gate-up, 1 down)
         if fp8 is None:
-            st["gu"] = torch._grouped_mm(st["xs"], w_gu.transpose(-2, -1), offs=st["offs"])
-        else:
-            q, sq = quant(st["xs"])
-            st["gu"] = torch._scaled_grouped_mm(q, fp8[0].transpose(-2, -1), sq, fp8[1], offs=st["offs"],
-                                                out_dtype=torch.bfloat16)
+            return torch._grouped_mm(rows, w.transpose(-2, -1), offs=st["offs"])
+        q, sq = quant(rows)
+        return torch._scaled_grouped_mm(q, fp8[2 * which].transpose(-2, -1), sq, fp8[2 * which + 1],
+                                        offs=st["offs"], out_dtype=torch.bfloat16)
+
+    def gate_up():
+        st["gu"] = grouped(st["xs"], w_gu, 0)
 
     def act():
         f = st["gu"].shape[1] // 2
         st["a"] = torch.nn.functional.silu(st["gu"][:, :f]) * st["gu"][:, f:]
 
     def down():
-        if fp8 is None:
-            st["y"] = torch._grouped_mm(st["a"], w_d.transpose(-2, -1), offs=st["offs"])
-        else:
-            q, sq = quant(st["a"])
-            st["y"] = torch._scaled_grouped_mm(q, fp8[2].transpose(-2, -1), sq, fp8[3], offs=st["offs"],
-                                               out_dtype=torch.bfloat16)
+        st["y"] = grouped(st["a"], w_d, 1)
 
     def combine():  # back to token order, then each token's k rows weighted and summed (engines' moe_sum)
         y = torch.empty_like(st["y"])
