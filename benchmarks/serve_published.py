@@ -8,16 +8,16 @@ Each case is a max-throughput run (every request queued at once): the estimate i
 ``gpu-planner serve --engine trtllm --concurrency 100000`` (saturated: the throughput at the
 largest concurrency the KV pool and max_num_seqs hold), FP8 weights and FP8 KV cache (ModelOpt
 FP8 checkpoints quantise the KV cache too), TensorRT-LLM's defaults max_batch_size 2048 and
-max_num_tokens 8192, 90% of memory. Nothing is fitted to these numbers.
+max_num_tokens 8192, KV cache in 90% of the free memory. Nothing is fitted to these numbers.
 
 The MoE cases (``moe_cases``, sources in ``moe_sources``) state their own layout (tp, ep,
 attention-dp), weight and KV precision and, where the source gives them, max_batch_size,
 max_num_tokens, kv_cache_free_gpu_mem_fraction and the concurrency. TensorRT-LLM's KV fraction is a
 share of the memory left free after the weights and the activation profile
 (``KvCacheConfig.free_gpu_memory_fraction``, default 0.9: "allocate 90% of free GPU memory for KV
-cache", nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html), where vLLM's
-gpu_memory_utilization is a share of the whole GPU; ``trtllm_gmu`` converts one into the other with
-the estimate's own fixed memory. The MoE cases use it; the dense cases above keep 0.9 of the GPU.
+cache", nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html); the planner's ``--engine trtllm``
+reads ``gpu_memory_utilization`` that way (core/serving.py EngineConstants.kv_fraction_of_free), so the
+cases pass it as it is.
 """
 import json
 import os
@@ -70,27 +70,16 @@ def _moe_request(c, gmu):
                         max_num_batched_tokens=c.get("max_num_batched_tokens", TRTLLM_MAX_NUM_TOKENS))
 
 
-def trtllm_gmu(out: dict, free_fraction: float) -> float:
-    """The share of the whole GPU that TensorRT-LLM uses when its KV cache takes ``free_fraction`` of the
-    memory the weights, activations, CUDA graphs and context leave free (``out``: a serve estimate)."""
-    b = out["memory"]["breakdown"]
-    cap = out["memory"]["capacity_bytes"]
-    fixed = b["weights"] + b["activation_workspace"] + b["cuda_graphs"] + b["other"]
-    return (fixed + free_fraction * (cap - fixed)) / cap
-
-
 def compare_moe(data=None, db=None, key="moe_cases"):
     """One (case, estimate JSON, error) per MoE case (or per case of ``key``: the dense Blackwell FP4
-    control); the estimate's KV pool follows TensorRT-LLM's free-memory fraction (``trtllm_gmu``)."""
+    control), at the case's TensorRT-LLM free-memory fraction for the KV cache."""
     if data is None:
         with open(os.path.join(ROOT, "tests", "data", "serving_published.json")) as f:
             data = json.load(f)
     db = db or shipped_db()
     rows = []
     for c in data[key]:
-        first = run_serve(_moe_request(c, 0.9), db)
-        gmu = trtllm_gmu(first, c.get("kv_cache_free_gpu_mem_fraction", TRTLLM_KV_FREE_FRACTION))
-        out = run_serve(_moe_request(c, min(gmu, 1.0)), db)
+        out = run_serve(_moe_request(c, c.get("kv_cache_free_gpu_mem_fraction", TRTLLM_KV_FREE_FRACTION)), db)
         rows.append((c, out, out[c["metric"]] / c["published"] - 1))
     return data["moe_sources"], rows
 

@@ -115,6 +115,12 @@ class EngineConstants:
     # allocate pages as tokens are generated hold the prompt and, on average, half the output (requests are
     # spread over their decode); one that reserves the whole output at admission holds all of it
     kv_output_held: float = 1.0
+    # gpu_memory_utilization as the engine reads it: False, the share of the whole GPU the engine's weights,
+    # workspace and KV pool may fill (vLLM gpu_memory_utilization, SGLang mem_fraction_static); True, the share
+    # of the memory still free after the model is loaded that the KV pool takes (TensorRT-LLM KvCacheConfig
+    # free_gpu_memory_fraction, default 0.9: "allocate 90% of free GPU memory for KV cache", TensorRT-LLM docs,
+    # examples/kvcacheconfig)
+    kv_fraction_of_free: bool = False
 
 
 # Per-step overheads. vLLM V1 overlaps little of its scheduler and input preparation with the GPU
@@ -145,12 +151,12 @@ ENGINES = {
     # host_step_time 45.11 ms per iteration = 29.4 us per running request (a Grace host; x86 hosts of
     # DGX B200/H200 not measured). vLLM and SGLang: no such measurement found, not modelled.
     "trtllm": EngineConstants("trtllm", 0.25e-3, "TensorRT-LLM overlap scheduler, C++ executor (estimate)",
-                              fused_act=True, host_s_per_request=45.11e-3 / 1536),
+                              fused_act=True, host_s_per_request=45.11e-3 / 1536, kv_fraction_of_free=True),
 }
 ENGINE_NAMES = tuple(ENGINES)
 # The EngineConstants a Deployment carries (the same names there): what an engine changes in a step and
 # in the KV pool; engine_fields copies them, so a new engine constant reaches every deployment at once.
-ENGINE_STEP_FIELDS = ("step_overhead_s", "fused_act", "host_s_per_request", "kv_output_held")
+ENGINE_STEP_FIELDS = ("step_overhead_s", "fused_act", "host_s_per_request", "kv_output_held", "kv_fraction_of_free")
 
 
 def engine_fields(name: str) -> dict:
@@ -285,6 +291,7 @@ class Deployment:
     fused_act: object = ENGINES["vllm"].fused_act
     host_s_per_request: object = ENGINES["vllm"].host_s_per_request
     kv_output_held: object = ENGINES["vllm"].kv_output_held
+    kv_fraction_of_free: object = ENGINES["vllm"].kv_fraction_of_free
 
     @property
     def gpus_per_replica(self):
@@ -335,14 +342,15 @@ def workspace_bytes(s: ModelShape, d: Deployment):
 
 
 def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes) -> dict:
-    """Bytes per GPU by component; they sum to gmu x capacity (the engine's use)."""
-    budget = d.gmu * capacity_bytes
+    """Bytes per GPU by component; they sum to the engine's use: gmu x capacity, or (an engine whose fraction
+    is of the free memory, EngineConstants.kv_fraction_of_free) the model plus gmu x what it leaves free."""
     w = weights_per_gpu_bytes(s, d)
     ws = workspace_bytes(s, d)
     other = CUDA_CONTEXT_BYTES + np.where(d.gpus_per_replica > 1, NCCL_BYTES, 0.0)
-    kv = budget - w - ws - other - CUDA_GRAPH_BYTES
+    fixed = w + ws + other + CUDA_GRAPH_BYTES
+    kv = np.where(d.kv_fraction_of_free, d.gmu * (capacity_bytes - fixed), d.gmu * capacity_bytes - fixed)
     return {"weights": w, "kv_pool": kv, "activation_workspace": ws, "cuda_graphs": CUDA_GRAPH_BYTES + 0 * kv,
-            "other": other, "device_use": budget}
+            "other": other, "device_use": fixed + kv}
 
 
 # ---------------------------------------------------------------- time

@@ -252,7 +252,10 @@ SERVE_OPTIONS: tuple[Option, ...] = (
     _choice("engine", QT_TRANSLATE_NOOP("Options", "serving engine (its per-step overhead)"), ENGINE_NAMES, "vllm",
             modes=SERVE, label=QT_TRANSLATE_NOOP("Options", "Engine")),
     Option("gpu_memory_utilization", "float", QT_TRANSLATE_NOOP("Options", "share of GPU memory the engine may use "
-                                                                            "(vLLM's default 0.9)"),
+                                                                            "(vLLM's default 0.9); with trtllm, the "
+                                                                            "share of the memory the model leaves "
+                                                                            "free that the KV cache takes "
+                                                                            "(free_gpu_memory_fraction)"),
            GPU_MEMORY_UTILIZATION, minimum=0.0, maximum=1.0, above_minimum=True, modes=SERVE,
            label=QT_TRANSLATE_NOOP("Options", "GPU memory utilization")),
     _int("max_num_seqs", QT_TRANSLATE_NOOP("Options", "most requests running at once per engine (default vLLM's: "

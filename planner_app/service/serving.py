@@ -228,6 +228,10 @@ def serve_assumptions(req, seqs: int, tokens: int) -> list:
              engine=req.engine, tokens=tokens, seqs=seqs, block=sv.BLOCK_SIZE_TOKENS, gmu=req.gpu_memory_utilization),
         Text(QT_TRANSLATE_NOOP("Engine", "per-step engine overhead {ms:.2f} ms ({source})"),
              ms=e.step_overhead_s * 1e3, source=e.source),
+        *([Text(QT_TRANSLATE_NOOP("Engine", "the KV cache takes {gmu:g} of the memory the weights, workspace, CUDA "
+                                            "graphs and context leave free (TensorRT-LLM free_gpu_memory_fraction), "
+                                            "not of the whole GPU"), gmu=req.gpu_memory_utilization)]
+          if e.kv_fraction_of_free else []),
         Text(QT_TRANSLATE_NOOP("Engine", "host time {us:.1f} us per running request per step, beside the GPU step "
                                          "(overlap scheduler; TensorRT-LLM PR #10273, measured on a Grace host): "
                                          "a step takes the longer of the two"), us=e.host_s_per_request * 1e6)

@@ -783,6 +783,10 @@
         <translation>引擎每步开销 {ms:.2f} 毫秒（{source}）</translation>
     </message>
     <message>
+        <source>the KV cache takes {gmu:g} of the memory the weights, workspace, CUDA graphs and context leave free (TensorRT-LLM free_gpu_memory_fraction), not of the whole GPU</source>
+        <translation>KV 缓存占权重、工作区、CUDA Graphs 和上下文之外剩余显存的 {gmu:g}（TensorRT-LLM free_gpu_memory_fraction），而非整张 GPU 的比例</translation>
+    </message>
+    <message>
         <source>host time {us:.1f} us per running request per step, beside the GPU step (overlap scheduler; TensorRT-LLM PR #10273, measured on a Grace host): a step takes the longer of the two</source>
         <translation>主机时间：每个运行中的请求每步 {us:.1f} us，与 GPU 步并行（重叠调度器；TensorRT-LLM PR #10273，在 Grace 主机上测得）：一步取两者中较长者</translation>
     </message>
@@ -1613,8 +1617,8 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>引擎</translation>
     </message>
     <message>
-        <source>share of GPU memory the engine may use (vLLM&apos;s default 0.9)</source>
-        <translation>引擎可使用的 GPU 显存比例（vLLM 默认 0.9）</translation>
+        <source>share of GPU memory the engine may use (vLLM&apos;s default 0.9); with trtllm, the share of the memory the model leaves free that the KV cache takes (free_gpu_memory_fraction)</source>
+        <translation>引擎可使用的 GPU 显存比例（vLLM 默认 0.9）；使用 trtllm 时，为模型加载后剩余显存中分给 KV 缓存的比例（free_gpu_memory_fraction）</translation>
     </message>
     <message>
         <source>GPU memory utilization</source>

@@ -596,3 +596,20 @@ def test_the_search_refuses_a_benchmark_length(capsys):
     rc = main(BASE + ["--ttft-ms", "1000", "--tpot-ms", "50", "--benchmark-requests", "80"])
     err = capsys.readouterr().err
     assert rc == 2 and "--benchmark-requests" in err
+
+
+def test_trtllm_takes_its_kv_fraction_of_the_memory_left_free(db):
+    """vLLM's gpu_memory_utilization is a share of the whole GPU; TensorRT-LLM's free_gpu_memory_fraction a
+    share of what the model leaves free: at 0.9 the same deployment gets a larger pool under TensorRT-LLM."""
+    v, t = serve(db, engine="vllm"), serve(db, engine="trtllm")
+    for out in (v, t):
+        b = out["memory"]["breakdown"]
+        assert sum(b.values()) == pytest.approx(out["memory"]["device_bytes"])
+    cap = v["memory"]["capacity_bytes"]
+    fixed = {k: sum(o["memory"]["breakdown"][x] for x in ("weights", "activation_workspace", "cuda_graphs", "other"))
+             for k, o in (("v", v), ("t", t))}
+    assert v["memory"]["breakdown"]["kv_pool"] == pytest.approx(0.9 * cap - fixed["v"])
+    assert t["memory"]["breakdown"]["kv_pool"] == pytest.approx(0.9 * (cap - fixed["t"]))
+    assert t["kv_cache_tokens"] > v["kv_cache_tokens"]
+    assert any("free_gpu_memory_fraction" in str(a) for a in t["assumptions"])
+    assert not any("free_gpu_memory_fraction" in str(a) for a in v["assumptions"])
