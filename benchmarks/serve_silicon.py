@@ -151,7 +151,7 @@ def _gpus(r: dict) -> int:
 
 
 def _measurement(r: dict) -> tuple:
-    return (r["model_path"], r["system"], r["backend"], r["isl"], r["osl"], r["batch_size"],
+    return (r["model_path"], r["system"], r["backend"], r["isl"], r["osl"], concurrency(r),
             round(float(r["silicon_ttft_ms"]), 3), round(float(r["silicon_tpot_ms"]), 3))
 
 
