@@ -54,3 +54,14 @@ def test_rows_whose_clients_the_layout_does_not_explain_are_left_out():
                                                      int(r["batch_size"]) * (int(r["attention_dp_size"] or 0) or 1))]
     assert odd
     assert all(serve_silicon.excluded(r, db).startswith("concurrency ambiguous") for r in odd)
+
+
+def test_a_measurement_repeated_under_a_larger_layout_is_matched_on_its_clients():
+    """A DeepSeek-R1 run at tp 1 x attention-dp 8 (batch 8 per rank, 64 clients) appears again as attention-dp 64
+    with batch 1: the same 64 clients and the same TTFT and TPOT; the 64-GPU reading is the one left out."""
+    pair = [r for r in ROWS if r["id"].endswith(("_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976",
+                                                 "_fp4_agg_1024x1024_c64_tp8_ep8_937"))]
+    assert len(pair) == 2 and {r["batch_size"] for r in pair} == {"8", "1"}
+    assert {serve_silicon.concurrency(r) for r in pair} == {64}
+    reps = serve_silicon.repeated(ROWS)
+    assert {r["id"] for r in pair if r["id"] in reps} == {next(r["id"] for r in pair if r["attention_dp_size"] == "64")}
