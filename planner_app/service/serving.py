@@ -8,6 +8,7 @@ import numbers
 from dataclasses import dataclass
 
 from planner_app.core import serving as sv
+from planner_app.core import serving_benchmark as sb
 from planner_app.core import serving_support
 from planner_app.core.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
 from planner_app.core.errors import InputError
@@ -43,27 +44,33 @@ class ServeRequest:
     calibration: str | None = None
 
 
+def check_whole(field: str, v) -> None:
+    """``v`` must be a whole number of at least 1 (the CLI's parser stops the rest first; the GUI, plan files
+    and scripts reach the service directly)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+        raise InputError(field, f"must be a whole number of at least 1; got {v!r}")
+
+
 def check_traffic(req) -> None:
-    if not req.isl or req.isl < 1:
-        raise InputError("isl", f"must be a whole number of at least 1; got {req.isl}")
-    if not req.osl or req.osl < 1:
-        raise InputError("osl", f"must be a whole number of at least 1; got {req.osl}")
+    check_whole("isl", req.isl)
+    check_whole("osl", req.osl)
     if (req.concurrency is None) == (req.request_rate is None):
         raise InputError("concurrency", "give exactly one of --concurrency N or --request-rate R")
-    if req.concurrency is not None and (isinstance(req.concurrency, bool) or req.concurrency < 1):
-        raise InputError("concurrency", f"must be a whole number of at least 1; got {req.concurrency!r}")
+    if req.concurrency is not None:
+        check_whole("concurrency", req.concurrency)
     if req.request_rate is not None and not req.request_rate > 0:
         raise InputError("request_rate", f"must be a positive number of requests per second; got {req.request_rate!r}")
     if req.benchmark_requests is not None:
         if req.concurrency is None:
             raise InputError("benchmark_requests", "a closed-loop benchmark needs --concurrency N (its clients), "
                                                    "not --request-rate")
-        if (isinstance(req.benchmark_requests, bool) or not isinstance(req.benchmark_requests, numbers.Integral)
-                or req.benchmark_requests < 1):
-            raise InputError("benchmark_requests",
-                             f"must be a whole number of at least 1; got {req.benchmark_requests!r}")
-    if isinstance(req.replicas, bool) or not isinstance(req.replicas, numbers.Integral) or req.replicas < 1:
-        raise InputError("replicas", f"must be a whole number of at least 1; got {req.replicas!r}")
+        check_whole("benchmark_requests", req.benchmark_requests)
+    check_whole("replicas", req.replicas)
+
+
+def benchmark_run_requests(req) -> int:
+    """Requests of the closed-loop benchmark run ``req`` describes (it has a concurrency)."""
+    return req.benchmark_requests or sb.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency
 
 
 def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
@@ -72,9 +79,7 @@ def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
     if not model.is_transformer:
         raise InputError("model", "serving needs a transformer language model")
     for name, v in (("tp", tp), ("pp", pp), ("ep", ep), ("attention_dp", adp)):
-        # the CLI's parser stops these first; the GUI, files and scripts reach the service directly
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise InputError(name, f"must be a whole number of at least 1; got {v!r}")
+        check_whole(name, v)
     if model.heads % tp:
         raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
     if pp > model.layers:
@@ -134,13 +139,17 @@ def run_serve(req: ServeRequest, db) -> dict:
     cap = sv.capacity(shape, d, dev.capacity_bytes, req.isl, req.osl)
     mem = cap["memory"]
     gb = 1e9
-    budget = float(mem["device_use"])
     fixed = float(mem["weights"] + mem["activation_workspace"] + mem["other"] + mem["cuda_graphs"])
-    if fixed >= budget:
+    if not float(mem["kv_pool"]) > 0:
+        # what the engine may fill: its fraction of the GPU, or (TensorRT-LLM, whose fraction is of the memory
+        # the model leaves free) the whole GPU
+        room = float(dev.capacity_bytes) * (1.0 if d.kv_fraction_of_free else req.gpu_memory_utilization)
         raise InputError("tp", f"weights need {float(mem['weights']) / gb:.1f} GB per GPU (plus "
                                f"{(fixed - float(mem['weights'])) / gb:.1f} GB workspace, CUDA graphs and context), "
-                               f"the GPU has {budget / gb:.1f} GB at gpu_memory_utilization "
-                               f"{req.gpu_memory_utilization:g}: raise --tp/--pp or use a smaller --weights-dtype")
+                               f"the GPU has {room / gb:.1f} GB for them"
+                               + ("" if d.kv_fraction_of_free else
+                                  f" at gpu_memory_utilization {req.gpu_memory_utilization:g}")
+                               + ": raise --tp/--pp or use a smaller --weights-dtype")
     if not bool(cap["fits"]):
         raise InputError("isl", f"one request of {req.isl + req.osl:,} tokens needs more KV cache than the pool holds "
                                 f"({int(cap['kv_cache_tokens']):,} tokens per replica): raise --tp or shorten it")
@@ -149,8 +158,8 @@ def run_serve(req: ServeRequest, db) -> dict:
     gpus = d.gpus_per_replica * d.replicas
     bench = None
     if req.concurrency is not None:
-        n_req = req.benchmark_requests or sv.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency
-        mean, median, burst = sv.benchmark_ttft_s(shape, dev, d, st, req.concurrency, n_req, req.isl)
+        n_req = benchmark_run_requests(req)
+        mean, median, burst = sb.benchmark_ttft_s(shape, dev, d, st, req.concurrency, n_req, req.isl)
         bench = {"requests": int(n_req), "clients": int(req.concurrency),
                  "mean_ttft_ms": float(mean) * 1e3 if math.isfinite(float(mean)) else None,
                  "median_ttft_ms": float(median) * 1e3 if math.isfinite(float(median)) else None,
@@ -254,6 +263,6 @@ def serve_assumptions(req, seqs: int, tokens: int) -> list:
                                            "{c:,} clients start together on an idle server, so the first round's "
                                            "prompts queue behind each other's prefill; its median stays the steady "
                                            "state's while under half the requests are in that round"),
-               n=req.benchmark_requests or sv.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency, c=req.concurrency)]
+               n=benchmark_run_requests(req), c=req.concurrency)]
          if req.concurrency is not None else [])
 

@@ -558,46 +558,6 @@ def test_a_deployment_carries_every_engine_constant():
     assert {k: getattr(sv.Deployment(), k) for k in consts} == sv.engine_fields("vllm")
 
 
-def test_a_closed_loop_benchmark_sees_its_opening_burst(db):
-    """c clients that start together queue behind each other's prefill once: the benchmark's mean TTFT sits
-    between the steady state's and the burst's, by the share of requests in the first round; its median stays
-    the steady state's while under half the requests are in that round."""
-    one = serve(db, concurrency=1)
-    assert one["benchmark"]["opening_burst_ttft_ms"] == pytest.approx(one["ttft_ms"], rel=0.25)
-    out = serve(db, concurrency=64)
-    b = out["benchmark"]
-    assert b["requests"] == 640 and b["clients"] == 64  # the default run: 10 requests per client
-    # the burst's 64 prompts of 2,048 tokens pass through 8,192-token steps: its mean TTFT is many prefills
-    assert b["opening_burst_ttft_ms"] > 8 * one["benchmark"]["opening_burst_ttft_ms"]
-    share = 64 / 640
-    assert b["mean_ttft_ms"] == pytest.approx(out["ttft_ms"] + share * (b["opening_burst_ttft_ms"] - out["ttft_ms"]))
-    assert b["median_ttft_ms"] == pytest.approx(out["ttft_ms"])
-    short = serve(db, concurrency=64, benchmark_requests=64)  # one round: the burst alone
-    assert short["benchmark"]["mean_ttft_ms"] == pytest.approx(b["opening_burst_ttft_ms"])
-    # its prompts' TTFTs spread evenly from the first's to the last's: the median is their middle, the mean
-    assert short["benchmark"]["median_ttft_ms"] == pytest.approx(b["opening_burst_ttft_ms"], rel=1e-6)
-    mostly_burst = serve(db, concurrency=64, benchmark_requests=100)["benchmark"]
-    assert out["ttft_ms"] < mostly_burst["median_ttft_ms"] < b["opening_burst_ttft_ms"]
-    long = serve(db, concurrency=64, benchmark_requests=10**9)  # a long run: the steady state
-    assert long["benchmark"]["mean_ttft_ms"] == pytest.approx(out["ttft_ms"], rel=1e-5)
-    assert serve(db, concurrency=None, request_rate=2.0)["benchmark"] is None  # open loop: no burst
-
-
-@pytest.mark.parametrize("kw", [{"benchmark_requests": 0}, {"benchmark_requests": 2.5},
-                                {"concurrency": None, "request_rate": 1.0, "benchmark_requests": 100}])
-def test_benchmark_requests_need_a_concurrency_and_a_whole_number(db, kw):
-    from planner_app.core.errors import InputError
-    with pytest.raises(InputError) as e:
-        serve(db, **kw)
-    assert e.value.field == "benchmark_requests"
-
-
-def test_the_search_refuses_a_benchmark_length(capsys):
-    rc = main(BASE + ["--ttft-ms", "1000", "--tpot-ms", "50", "--benchmark-requests", "80"])
-    err = capsys.readouterr().err
-    assert rc == 2 and "--benchmark-requests" in err
-
-
 def test_trtllm_takes_its_kv_fraction_of_the_memory_left_free(db):
     """vLLM's gpu_memory_utilization is a share of the whole GPU; TensorRT-LLM's free_gpu_memory_fraction a
     share of what the model leaves free: at 0.9 the same deployment gets a larger pool under TensorRT-LLM."""
@@ -613,3 +573,24 @@ def test_trtllm_takes_its_kv_fraction_of_the_memory_left_free(db):
     assert t["kv_cache_tokens"] > v["kv_cache_tokens"]
     assert any("free_gpu_memory_fraction" in str(a) for a in t["assumptions"])
     assert not any("free_gpu_memory_fraction" in str(a) for a in v["assumptions"])
+
+
+@pytest.mark.parametrize("kw, field", [({"isl": 2048.5}, "isl"), ({"osl": 0}, "osl"), ({"concurrency": 8.5}, "concurrency"),
+                                       ({"replicas": 1.5}, "replicas"), ({"tp": 4.0}, "tp")])
+def test_lengths_and_counts_must_be_whole_numbers(db, kw, field):
+    """One check for every count the service takes (the GUI, plan files and scripts reach it directly)."""
+    from planner_app.core.errors import InputError
+    with pytest.raises(InputError) as e:
+        serve(db, **kw)
+    assert e.value.field == field and "whole number" in str(e.value)
+
+
+def test_a_model_too_large_for_trtllm_says_what_the_gpu_has(db):
+    """TensorRT-LLM's fraction is of the memory left free, so the room for the weights is the whole GPU."""
+    from planner_app.core.errors import InputError
+    cap_gb = serve(db)["memory"]["capacity_bytes"] / 1e9
+    for engine, room in (("vllm", f"{0.9 * cap_gb:.1f} GB for them at gpu_memory_utilization 0.9"),
+                         ("trtllm", f"{cap_gb:.1f} GB for them:")):
+        with pytest.raises(InputError) as e:
+            serve(db, engine=engine, tp=1, weights_dtype="bf16")
+        assert e.value.field == "tp" and room in str(e.value), str(e.value)
