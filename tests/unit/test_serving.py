@@ -13,22 +13,9 @@ from planner_app.core.hf_config import load_hf_config
 from planner_app.core.states import CUDA_CONTEXT_BYTES
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import run_slo_search
-from planner_app.specdb.catalog import shipped_db
+from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 CONFIGS = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs")
-
-
-@pytest.fixture(scope="module")
-def db():
-    return shipped_db()
-
-
-def serve(db, **kw):
-    base = dict(model="llama-3.1-70b", gpu="H100 SXM", tp=4, isl=2048, osl=512, weights_dtype="fp8", kv_dtype="fp8")
-    base.update(kw)
-    if "request_rate" not in kw and "concurrency" not in kw:
-        base["concurrency"] = 64
-    return run_serve(ServeRequest(**base), db)
 
 
 def test_kv_pool_by_hand_llama_8b_h100(db):
@@ -221,9 +208,6 @@ def test_cost_per_million_tokens(db):
         c["usd_per_hour"] / (out["output_tokens_per_s"] * 3600) * 1e6)
     assert serve(db)["cost"] == {}  # a bare GPU has no price
 
-
-BASE = ["serve", "--model", "llama-3.1-70b", "--gpu", "H100 SXM", "--tp", "4", "--isl", "2048", "--osl", "512",
-        "--concurrency", "8"]
 
 
 @pytest.mark.parametrize("extra, field", [(["--isl", "0"], "--isl"), (["--osl", "-3"], "--osl"),

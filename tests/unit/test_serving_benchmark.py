@@ -3,24 +3,7 @@
 import pytest
 
 from planner_app.cli import main
-from planner_app.service.serving import ServeRequest, run_serve
-from planner_app.specdb.catalog import shipped_db
-
-BASE = ["serve", "--model", "llama-3.1-70b", "--gpu", "H100 SXM", "--tp", "4", "--isl", "2048", "--osl", "512",
-        "--concurrency", "8"]
-
-
-@pytest.fixture(scope="module")
-def db():
-    return shipped_db()
-
-
-def serve(db, **kw):
-    base = dict(model="llama-3.1-70b", gpu="H100 SXM", tp=4, isl=2048, osl=512, weights_dtype="fp8", kv_dtype="fp8")
-    base.update(kw)
-    if "request_rate" not in kw and "concurrency" not in kw:
-        base["concurrency"] = 64
-    return run_serve(ServeRequest(**base), db)
+from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 
 def test_a_closed_loop_benchmark_sees_its_opening_burst(db):
