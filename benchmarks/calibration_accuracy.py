@@ -38,7 +38,7 @@ def _load(name):
 def old_profile_efficiency(result, gpu):
     """The profile as built before issue 14: fit_gemm_curve over the 16-bit square sweep for
     e_max and t_0 (applied to every precision), bandwidth = copy / datasheet."""
-    from planner_app.core.compute import default_efficiency
+    from planner_app.core.hardware.compute import default_efficiency
     from planner_app.probe.calibration import fit_gemm_curve
 
     base = default_efficiency(gpu, "pytorch")

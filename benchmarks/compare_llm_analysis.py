@@ -22,7 +22,7 @@ sys.path.insert(0, HERE)
 
 from memory_accuracy import case_inputs, measured_peak  # noqa: E402
 
-from planner_app.core.memory import training_memory  # noqa: E402
+from planner_app.core.training.memory import training_memory  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "tests", "data")
 

@@ -149,7 +149,7 @@ def ours(cases: list[dict]) -> dict[str, float | None]:
     """Our peak less the cuBLAS workspace, by running `gpu-planner estimate --json` for each case
     (None where finetune_accuracy.py says the engine cannot express the case)."""
     py, env = planner_python(), dict(os.environ, PYTHONPATH=ROOT)
-    ws = int(subprocess.run([py, "-c", "from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES as w; print(w)"],
+    ws = int(subprocess.run([py, "-c", "from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES as w; print(w)"],
                             env=env, check=True, capture_output=True, text=True, cwd=ROOT).stdout)
     out = {}
     for c in cases:

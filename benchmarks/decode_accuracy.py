@@ -6,7 +6,7 @@ of ``batch`` decodes over ``context`` cached tokens, no prefill and no serving e
 Two loops: ``--impl fused`` (tests/data/decode_runs_h200.json), whose element-wise work is fused
 around the GEMMs as serving engines fuse it (17 kernels per layer), is the check; ``--impl eager``
 (tests/data/decode_runs_h200_eager.json) runs every op as its own kernel (38 per layer) and is shown
-beside it: the model assumes an engine's fused layer (core/serving.py KERNELS_PER_LAYER).
+beside it: the model assumes an engine's fused layer (core/serving/engine.py KERNELS_PER_LAYER).
 
 The MoE loops (tests/data/decode_runs_h200_{qwen3_30b_a3b,mixtral_8x7b,qwen3_235b_12l}.json) route
 each token in plain PyTorch (softmax top-k, a sort by expert, a gather, two ``torch._grouped_mm``
@@ -34,8 +34,8 @@ PROFILE = os.path.join(ROOT, "tests", "data", "decode_profile_h200.json")
 
 
 def _shape(config: str, layers: int):
-    from planner_app.core import serving
-    from planner_app.core.hf_config import model_from_hf_config
+    from planner_app.core.serving import engine as serving
+    from planner_app.core.models.hf_config import model_from_hf_config
 
     with open(os.path.join(ROOT, "tests", "data", "hf_configs", config + ".json"), encoding="utf-8") as f:
         cfg = json.load(f)
@@ -44,8 +44,8 @@ def _shape(config: str, layers: int):
 
 
 def _h200():
-    from planner_app.core import serving
-    from planner_app.core.estimate import Hardware
+    from planner_app.core.serving import engine as serving
+    from planner_app.core.training.estimate import Hardware
     from planner_app.service.catalog import open_catalog
 
     return serving.device_for(Hardware(gpu=open_catalog().gpu("h200-sxm")), 16)
@@ -53,7 +53,7 @@ def _h200():
 
 def rows(path=DATA):
     """[(batch, context, measured ms, estimate ms, kernels per step)] of every measured point."""
-    from planner_app.core import serving
+    from planner_app.core.serving import engine as serving
 
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
@@ -85,7 +85,7 @@ def parts(path=PROFILE) -> list:
     """[(config, batch, context, {part: (measured ms, estimate ms)})] for each profiled point: the
     kernels' device time by class against step_parts; "rest" is the element-wise work and the kernel
     floors (and, in the MoE loops, the routing: top-k, sort, gather, index_add)."""
-    from planner_app.core import serving
+    from planner_app.core.serving import engine as serving
 
     with open(path, encoding="utf-8") as f:
         data = json.load(f)

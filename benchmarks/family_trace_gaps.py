@@ -3,9 +3,9 @@
 benchmarks/gpu_family_layers.py measured one layer's saved activations per token on an H200
 (tests/data/family_layers_h200.json: the growth of ``memory_allocated`` over a training forward,
 4 layers less 2, per layer and token, bf16, micro-batch 1). This prints the engine's number for
-the same case (core/layers_families.py, core/layers_hf.py), its error, and what the trace models
+the same case (core/models/layers_families.py, core/models/layers_hf.py), its error, and what the trace models
 for that family (the rules, read off transformers 5.x's modeling files and autograd's saving
-rules, are cited in core/layers_families.py). tests/unit/test_family_traces.py asserts every
+rules, are cited in core/models/layers_families.py). tests/unit/test_family_traces.py asserts every
 case within 5%.
 
     python benchmarks/family_trace_gaps.py
@@ -17,9 +17,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.activations import model_profiles, window_mask  # noqa: E402
-from planner_app.core.hf_config import load_hf_config  # noqa: E402
-from planner_app.core.trace import EXP, SEQ, TP, TPS  # noqa: E402
+from planner_app.core.training.activations import model_profiles, window_mask  # noqa: E402
+from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
+from planner_app.core.models.trace import EXP, SEQ, TP, TPS  # noqa: E402
 
 HF = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 MEASURED = os.path.join(HERE, "..", "tests", "data", "family_layers_h200.json")

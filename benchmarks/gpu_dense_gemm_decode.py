@@ -5,7 +5,7 @@ bf16 (``@``) and FP8 (``torch._scaled_mm``, per-tensor scales), each captured in
 replayed between CUDA events (GPU time without the CPU's launch cost, as an engine's decode step).
 
 Output per point: the weight bytes of one GEMM and its time. The serving step's dense GEMM term
-(core/serving.py step_parts: weights at the element-wise fraction of HBM, plus a kernel floor) is
+(core/serving/engine.py step_parts: weights at the element-wise fraction of HBM, plus a kernel floor) is
 compared with these in docs/validation_sections/30-serving.md; nothing here is fitted to a serving result.
 
     python benchmarks/gpu_dense_gemm_decode.py --out dense_gemm_decode.json

@@ -1,7 +1,7 @@
 """One MoE block's prefill on a local GPU, as an engine runs a prompt chunk: eager (a prefill step is not
 CUDA-graph captured in vLLM above its capture sizes, nor in SGLang or TensorRT-LLM), routing on the device
 without a host sync, experts through PyTorch's grouped GEMMs. Measures what the serving step's prefill
-charges for the routed experts (core/serving.py step_parts: the grouped-GEMM law plus the dispatch and
+charges for the routed experts (core/serving/engine.py step_parts: the grouped-GEMM law plus the dispatch and
 combine traffic) against the whole block, routing and permutation included.
 
 For each shape (hidden h, expert width f of one tensor-parallel rank, E experts, top-k) and prompt chunk of

@@ -80,9 +80,9 @@ def time_section(out):
 
 
 def inference_section(out):
-    from planner_app.core.hf_config import load_hf_config
-    from planner_app.core.inference import inference_memory
-    from planner_app.core.setup import InferenceSetup
+    from planner_app.core.models.hf_config import load_hf_config
+    from planner_app.core.inference.memory import inference_memory
+    from planner_app.core.training.setup import InferenceSetup
 
     runs = load("training_runs_h200.json")["inference"]
     out.append("## Inference memory against real runs (one H200, Hugging Face, bf16, SDPA)\n")
@@ -127,8 +127,8 @@ def generate_section(out):
 
 
 def published_memory_section(out):
-    from planner_app.core.memory import model_states
-    from planner_app.core.setup import recipe_bytes
+    from planner_app.core.training.memory import model_states
+    from planner_app.core.training.setup import recipe_bytes
 
     rb = recipe_bytes("mixed-bf16", "deepspeed")
     out.append("## Published memory formulas\n")
@@ -229,8 +229,8 @@ def collectives_section(out):
 
 
 def resnet_section(out):
-    from planner_app.core.memory import training_memory
-    from planner_app.core.setup import ParallelPlan, TrainingSetup
+    from planner_app.core.training.memory import training_memory
+    from planner_app.core.training.setup import ParallelPlan, TrainingSetup
     from planner_app.specdb.catalog import shipped_db
     runs = load("profiles_h200.json")["resnet50"]
     model = shipped_db().model("resnet-50")

@@ -16,9 +16,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.hf_config import load_hf_config  # noqa: E402
-from planner_app.core.memory import training_memory  # noqa: E402
-from planner_app.core.setup import ParallelPlan, TrainingSetup  # noqa: E402
+from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
+from planner_app.core.training.memory import training_memory  # noqa: E402
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "tests", "data")
 

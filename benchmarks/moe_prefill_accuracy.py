@@ -1,6 +1,6 @@
 """What the serving step charges for one MoE block's prompt chunk, against the block measured on the H200
 (``tests/data/moe_prefill_h200.json``, ``benchmarks/gpu_moe_prefill.py``): the routed experts' grouped GEMMs
-(compute.grouped_gemm_time_s, as core/serving.py step_parts calls it) and the block's other work (routing,
+(compute.grouped_gemm_time_s, as core/serving/engine.py step_parts calls it) and the block's other work (routing,
 the rows' dispatch and combine, the activation: the element-wise traffic ``act_moe``), each against the
 measured stages (BF16). Prints ratios estimate / measured; nothing is fitted here.
 
@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
 
-from planner_app.core import compute, serving as sv  # noqa: E402
+from planner_app.core.hardware import compute  # noqa: E402
+from planner_app.core.serving import engine as sv
 from planner_app.service.resolve import resolve_hardware  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 

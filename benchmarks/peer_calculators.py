@@ -128,7 +128,7 @@ def run_ftuneai(c: dict):
     m = MemoryEstimator(spec, cfg).estimate()
     reported = m.total_gb * GIB
     # its documented overhead: total = subtotal x (1 + CUDA_OVERHEAD_FRACTION) ("CUDA context, allocator
-    # fragmentation, cuDNN workspace"; ftuneai/core/memory.py), no ZeRO-3 buffer on one GPU
+    # fragmentation, cuDNN workspace"; ftuneai/core/training/memory.py), no ZeRO-3 buffer on one GPU
     return reported, reported / (1 + CUDA_OVERHEAD_FRACTION), notes
 
 

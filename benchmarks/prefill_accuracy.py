@@ -1,7 +1,7 @@
 """The serving step's prefill charge against prompt chunks measured on the H200: one chunk of C tokens
 through Llama-3.1-8B (32 layers) and Llama-3.1-70B (16 of its 80 layers) in plain PyTorch, CUDA-graph timed
 (``benchmarks/gpu_prefill_chunks.py``, tests/data/prefill_chunks_h200_*.json), against
-core/serving.py step_time_s for a step carrying that chunk alone (no decodes; the chunk attends to itself,
+core/serving/engine.py step_time_s for a step carrying that chunk alone (no decodes; the chunk attends to itself,
 mean context C / 2; the engine's per-step CPU overhead set to 0, as the loop has none). Prints prefill
 throughput (prompt tokens/s) measured and estimated for the layer as engines fuse it (``fused``) and with
 every element-wise op its own kernel (``unfused``), the error of the step time against the fused one, and,
@@ -30,7 +30,7 @@ DATA = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "prefill_chunks_h200
 
 def rows(path: str):
     """(info, [(chunk, fused ms, unfused ms, estimate ms, {class: (measured ms, estimate ms)} or None)])."""
-    from planner_app.core import serving
+    from planner_app.core.serving import engine as serving
 
     with open(path, encoding="utf-8") as f:
         data = json.load(f)

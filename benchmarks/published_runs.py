@@ -22,11 +22,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.estimate import Hardware  # noqa: E402
-from planner_app.core.flops import narayanan_flops_per_iteration  # noqa: E402
-from planner_app.core.model import ModelSpec  # noqa: E402
-from planner_app.core.setup import ParallelPlan, TrainingSetup  # noqa: E402
-from planner_app.core.timing import step_time  # noqa: E402
+from planner_app.core.training.estimate import Hardware  # noqa: E402
+from planner_app.core.models.flops import narayanan_flops_per_iteration  # noqa: E402
+from planner_app.core.models.spec import ModelSpec  # noqa: E402
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup  # noqa: E402
+from planner_app.core.training.timing import step_time  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "tests", "data")
@@ -166,7 +166,7 @@ def observed_tokens_per_s_per_gpu(r, model, setup, plan) -> float:
                                           m.get("vocab") or 51200)
         return tokens_step / (f / (rep["tflops_per_gpu"] * 1e12 * n)) / n
     if rep.get("tflops_per_gpu"):
-        from planner_app.core.flops import training_flops_per_token
+        from planner_app.core.models.flops import training_flops_per_token
 
         mf, hf = training_flops_per_token(model, setup.seq_len, setup.recompute)
         return rep["tflops_per_gpu"] * 1e12 / mf

@@ -23,7 +23,7 @@ BATCH = 256
 def engine_prediction(probe: dict, cpus: int, workers: int) -> dict:
     """The plan's numbers: the engine's images/s on this GPU and the input pipeline with ``workers``
     loader processes (the cores they can use), calibrated by the host probe."""
-    from planner_app.core.host import HostRates, input_pipeline
+    from planner_app.core.training.host import HostRates, input_pipeline
     from planner_app.service.catalog import open_catalog
     from planner_app.service.estimate import estimate_from_options
     from planner_app.service.resolve import resolve_model

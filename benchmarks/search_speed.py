@@ -11,7 +11,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from planner_app.core.search import candidate_from_instance, search  # noqa: E402
+from planner_app.core.plans.search import candidate_from_instance, search  # noqa: E402
 from planner_app.service.resolve import resolve_hardware  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 

@@ -16,7 +16,7 @@ max_num_tokens, kv_cache_free_gpu_mem_fraction and the concurrency. TensorRT-LLM
 share of the memory left free after the weights and the activation profile
 (``KvCacheConfig.free_gpu_memory_fraction``, default 0.9: "allocate 90% of free GPU memory for KV
 cache", nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html); the planner's ``--engine trtllm``
-reads ``gpu_memory_utilization`` that way (core/serving.py EngineConstants.kv_fraction_of_free), so the
+reads ``gpu_memory_utilization`` that way (core/serving/engine.py EngineConstants.kv_fraction_of_free), so the
 cases pass it as it is.
 """
 import json

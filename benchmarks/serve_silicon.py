@@ -8,7 +8,7 @@ ISL/OSL (1k/1k, 1k/8k, 8k/1k and others), for the models this project has a conf
     python benchmarks/serve_silicon.py --requests-per-client 20   # the benchmark runs taken 20 x c long
 
 TTFT is compared twice: the planner's steady-state ``ttft_ms``, and ``benchmark.ttft_ms``, the mean a closed-loop
-benchmark reports whose c clients start together (core/serving_benchmark.py benchmark_ttft_s). The rows were measured
+benchmark reports whose c clients start together (core/serving/benchmark.py benchmark_ttft_s). The rows were measured
 that way: aiperf (aiconfigurator's benchmark template) drains its warm-up and then issues the c requests of the
 profiling phase at once. Their run length is not in the data: NVIDIA's deployment guide states c x 10 requests
 (docs/dynamo_deployment_guide.md, the planner's default), the template's default is c x 20 (bench_run.sh.j2).
@@ -125,7 +125,7 @@ def concurrency(r: dict) -> int:
     return c * adp if (r.get("silicon_concurrency") or "") == str(c * adp) else c
 
 
-REQUESTS_PER_CLIENT = None  # None: the planner's default run length (core/serving_benchmark.py BENCHMARK_REQUESTS_PER_CLIENT)
+REQUESTS_PER_CLIENT = None  # None: the planner's default run length (core/serving/benchmark.py BENCHMARK_REQUESTS_PER_CLIENT)
 
 
 def request(r: dict) -> ServeRequest:
@@ -167,7 +167,7 @@ def repeated(rows) -> set:
 def _active_params(model_path: str, db, cache: dict) -> tuple:
     """(is MoE, parameters one token passes through), once per model of the data."""
     if model_path not in cache:
-        from planner_app.core import serving as sv
+        from planner_app.core.serving import engine as sv
         from planner_app.service.resolve import resolve_model
         model = resolve_model(model_ref(model_path), db)
         s = sv.model_shape(model)

@@ -31,8 +31,8 @@ class Parser(argparse.ArgumentParser):
 # Arguments of single commands (not estimate options): declared like the table's options and
 # checked by the same code (service/options.py check_value).
 def _command_options():
-    from planner_app.core.cost import PRICE_KINDS
-    from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
+    from planner_app.core.plans.cost import PRICE_KINDS
+    from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
     from planner_app.service.options import MAX_GPUS, Option
     return {
         "max_gpus": Option("max_gpus", "int", "largest GPU count to consider", minimum=1, maximum=MAX_GPUS),

@@ -5,7 +5,7 @@ import json
 
 from planner_app import units
 from planner_app.core.errors import InputError
-from planner_app.core.search import PRICE_LABELS
+from planner_app.core.plans.search import PRICE_LABELS
 from planner_app.service import scaling as service_scaling
 from planner_app.service import search as service_search
 from planner_app.service.catalog import open_catalog

@@ -30,7 +30,7 @@ TYPICAL_MODEL_SHAPES = ((4096, 4096, 4096), (4096, 1024, 4096), (4096, 14336, 40
 # Model-shaped GEMMs run back to back, as inside a training step: a warm-up of this long over
 # all shapes brings the GPU to its sustained (power-limited) clocks before timing starts (an
 # H200 sustains 0.68-0.70 of peak on 16384-size GEMMs against 0.75-0.78 for an isolated 8192
-# one: core/compute.py), then timing rounds over all shapes for at least this long.
+# one: core/hardware/compute.py), then timing rounds over all shapes for at least this long.
 MODEL_GEMM_WARM_S = 3.0
 MODEL_GEMM_TIMED_S = 3.0
 MODEL_GEMM_MIN_ROUNDS = 3

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from planner_app.core.compute import Efficiency, default_efficiency
+from planner_app.core.hardware.compute import Efficiency, default_efficiency
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
@@ -142,7 +142,7 @@ def efficiency_curve(points: list[tuple[float, float]], peak_tflops: float) -> t
 def model_gemm_points(rows: list[dict]) -> list[tuple[float, float]]:
     """(FLOPs of one GEMM, seconds) per model-shaped row: 2MNK and the mean of the forward, data
     gradient and weight gradient GEMMs, the three the engine charges for one linear layer (3 x
-    the forward's time: core/compute.py ``layer_time``)."""
+    the forward's time: core/hardware/compute.py ``layer_time``)."""
     return [(2.0 * r["m"] * r["n"] * r["k"], (r["fwd_s"] + r["dgrad_s"] + r["wgrad_s"]) / 3) for r in rows]
 
 

@@ -13,9 +13,9 @@ import math
 import re
 import shlex
 
-from planner_app.core.collectives import COLLECTIVES, bus_factor
+from planner_app.core.hardware.collectives import COLLECTIVES, bus_factor
 from planner_app.core.errors import InputError
-from planner_app.core.network import topology
+from planner_app.core.hardware.network import topology
 from planner_app.specdb.schema import SpecDataError
 
 MODULE = "planner_app.probe.collectives"

@@ -9,7 +9,7 @@ Run one process per GPU under torchrun (single node or multi-node rendezvous)::
 It measures all-reduce, all-gather, reduce-scatter and all-to-all over message sizes,
 reporting ``algbw`` and ``busbw`` exactly as nccl-tests defines them (size is the whole
 buffer: the all-gather output, the reduce-scatter input; busbw factors in
-``planner_app.core.collectives``), and the point-to-point bandwidth matrix. Rank 0
+``planner_app.core.hardware.collectives``), and the point-to-point bandwidth matrix. Rank 0
 writes one JSON file. Only torch and the standard library are needed, so it runs in
 the user's own ML environment on every node.
 """
@@ -24,7 +24,7 @@ import sys
 import time
 
 from planner_app.atomic import atomic_write_text
-from planner_app.core.collectives import algbw_gbps, bus_factor
+from planner_app.core.hardware.collectives import algbw_gbps, bus_factor
 
 RESULT_SCHEMA = "planner.collectives/1"
 DEFAULT_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")

@@ -3,7 +3,7 @@ the OS allows, fio-style large blocks), the CPU's JPEG decode-and-augment rate p
 ImageNet training transform) and host memory bandwidth (numpy copy). Runs in the probe worker's
 process (``python -m planner_app.probe.host_worker``, started by probe/runner.py's ProbeRunner):
 isolated, with a timeout, killed on cancel. Its JSON result calibrates the planner's host
-rates (core/host.py HostRates, ``--host-probe FILE``).
+rates (core/training/host.py HostRates, ``--host-probe FILE``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ BLOCK_BYTES = 8 * 2**20  # 8 MiB per request: large sequential I/O, as fio --bs=
 DEFAULT_SIZE_BYTES = 1 * 2**30  # a 1 GiB test file
 FREE_MARGIN_BYTES = 64 * 2**20  # leave this much free beside the test file
 # ImageNet-sized JPEGs: the median ILSVRC2012 training image is 500x375 (most are 500 wide),
-# 115 kB on average (core/host.py IMAGENET_MEAN_JPEG_BYTES)
+# 115 kB on average (core/training/host.py IMAGENET_MEAN_JPEG_BYTES)
 JPEG_SIZE = (500, 375)
 JPEG_QUALITY = 90
 CROP_SIDE = 224  # RandomResizedCrop(224)
@@ -240,10 +240,10 @@ def run_host_probe(args: dict, progress=None, cancelled=None) -> dict:
 
 
 def host_verdicts(result: dict) -> list[dict]:
-    """Each measurement against the planner's default for it (core/host.py, core/checkpoint.py):
+    """Each measurement against the planner's default for it (core/training/host.py, core/training/checkpoint.py):
     ``ratio`` > 1 means this host is faster than the plans assume without a probe."""
-    from planner_app.core.checkpoint import DEFAULT_WRITE_GB_S_PER_NODE
-    from planner_app.core.host import DECODE_IMAGES_PER_S_PER_CORE, DEFAULT_NVME_READ_GB_S
+    from planner_app.core.training.checkpoint import DEFAULT_WRITE_GB_S_PER_NODE
+    from planner_app.core.training.host import DECODE_IMAGES_PER_S_PER_CORE, DEFAULT_NVME_READ_GB_S
 
     rows = [("storage write", result["storage"]["write_gb_s"], DEFAULT_WRITE_GB_S_PER_NODE, "GB/s"),
             ("storage read", result["storage"]["read_gb_s"], DEFAULT_NVME_READ_GB_S, "GB/s"),

@@ -3,7 +3,7 @@ normally reaches; flag throttled clocks, a lowered power limit, a PCIe link belo
 maximum."""
 from __future__ import annotations
 
-from planner_app.core.compute import FAMILY_GEMM_MAX, gpu_family
+from planner_app.core.hardware.compute import FAMILY_GEMM_MAX, gpu_family
 
 # Device copy bandwidth, read+write, that GPUs normally reach as a fraction of the
 # datasheet: H200 measured 3.76-4.16 TB/s of 4.8 (0.78-0.87); A100/H100 STREAM-style

@@ -12,7 +12,7 @@ import csv
 import io
 import json
 
-from planner_app.core.cost import PRICE_KINDS
+from planner_app.core.plans.cost import PRICE_KINDS
 
 CSV_COLUMNS = ("plan", "recommended", "status", "error", "hardware", "gpu", "gpus", "nodes", "tp", "pp", "dp",
                "zero", "peak_memory_gb", "device_memory_gb", "capacity_gb", "fits", "step_s", "tokens_per_s", "mfu",

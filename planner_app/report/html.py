@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS
 from planner_app.report import charts, serving
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from planner_app import __version__, ENGINE_VERSION
-from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
@@ -225,8 +225,8 @@ def _request(opts: dict, db):
 def _scaling(p: PlanResult, db) -> dict:
     """Strong-scaling curve of the chosen plan: its layout with the data-parallel degree grown
     over node counts (powers of two up to at least twice the plan's nodes)."""
-    from planner_app.core.scaling import scaling_curve
-    from planner_app.core.setup import TrainingSetup
+    from planner_app.core.plans.scaling import scaling_curve
+    from planner_app.core.training.setup import TrainingSetup
     from planner_app.service.resolve import resolve_plan
 
     est = p.estimate

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from planner_app.core.errors import InputError
-from planner_app.core.estimate import Overrides, estimate_inference, estimate_training
-from planner_app.core.setup import InferenceSetup, TrainingSetup
+from planner_app.core.training.estimate import Overrides, estimate_inference, estimate_training
+from planner_app.core.training.setup import InferenceSetup, TrainingSetup
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 # The estimate options, their defaults and the modes they apply to are declared once in
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).

@@ -1,15 +1,15 @@
 """The host side of a training estimate (issue 19): checkpoints, host RAM and the input
-pipeline, joined from the engine's pure formulas (core/checkpoint.py, core/host.py), the plan's
+pipeline, joined from the engine's pure formulas (core/training/checkpoint.py, core/training/host.py), the plan's
 instance and an optional host probe result (probe/host.py). Adds the ``host`` key."""
 from __future__ import annotations
 
 import json
 
-from planner_app.core.checkpoint import (DEFAULT_INTERVAL_S, DEFAULT_KEPT, DEFAULT_WRITE_GB_S_PER_NODE,
+from planner_app.core.training.checkpoint import (DEFAULT_INTERVAL_S, DEFAULT_KEPT, DEFAULT_WRITE_GB_S_PER_NODE,
                                          CheckpointPlan, checkpoint_cost, checkpoint_sizes)
 from planner_app.core.errors import InputError
-from planner_app.core.host import HostRates, host_ram, input_pipeline, loader_pinned_bytes
-from planner_app.core.setup import recipe_bytes
+from planner_app.core.training.host import HostRates, host_ram, input_pipeline, loader_pinned_bytes
+from planner_app.core.training.setup import recipe_bytes
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner_app.core.cost import PRICE_KINDS
+from planner_app.core.plans.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
-from planner_app.core.lora import FINETUNES, LORA_DTYPES
-from planner_app.core.serving import ENGINE_NAMES, GPU_MEMORY_UTILIZATION, SERVE_KV_DTYPES, SERVE_WEIGHT_DTYPES
-from planner_app.core.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
+from planner_app.core.training.lora import FINETUNES, LORA_DTYPES
+from planner_app.core.serving.engine import ENGINE_NAMES, GPU_MEMORY_UTILIZATION, SERVE_KV_DTYPES, SERVE_WEIGHT_DTYPES
+from planner_app.core.training.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
                                     PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 from planner_app.core.text import QT_TRANSLATE_NOOP
 
@@ -185,7 +185,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("calibration", "text", QT_TRANSLATE_NOOP("Options", "name of a probe calibration profile (gpu-planner "
                                                                "probe --save NAME)"),
            scope="scenario", label=QT_TRANSLATE_NOOP("Options", "Calibration")),
-    # The host side (issue 19): checkpoints, storage and the host probe; defaults in core/checkpoint.py
+    # The host side (issue 19): checkpoints, storage and the host probe; defaults in core/training/checkpoint.py
     _pos("checkpoint_interval_min", QT_TRANSLATE_NOOP("Options", "minutes between checkpoint saves (default 60)"),
          hi=1e6, unit="min", scope="plan", modes=TRAINING, label=QT_TRANSLATE_NOOP("Options", "Checkpoint interval")),
     _int("checkpoints_kept", QT_TRANSLATE_NOOP("Options", "checkpoints kept on disk (default 3)"), hi=100000,
@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
 )
 # `gpu-planner serve` (issue 15): its own options, declared here beside the estimate's table and
 # turned into argparse arguments by the same add_arguments; the defaults are vLLM's
-# (core/serving.py names their sources). Unset max_num_seqs / max_num_batched_tokens take vLLM's
+# (core/serving/engine.py names their sources). Unset max_num_seqs / max_num_batched_tokens take vLLM's
 # default for the GPU's size.
 SERVE = ("serve",)
 SERVE_OPTIONS: tuple[Option, ...] = (
@@ -320,7 +320,7 @@ def check_value(opt: Option, value):
         return value
     if opt.kind == "model":
         if isinstance(value, dict) and isinstance(value.get("hf_config"), dict):
-            return value  # an embedded config, checked when it is read (core/hf_config.py)
+            return value  # an embedded config, checked when it is read (core/models/hf_config.py)
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
             raise InputError(key, f"must name a preset or a config.json path, or embed a config; got {_shown(value)}")
         return value

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from planner_app.core.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
 
 # A price older than this is flagged "may be stale": cloud list prices move (AWS cut P5
 # on-demand prices by up to 45% in June 2025, as issue 17 records), so a year-old row is a

@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 
 from planner_app.core.errors import InputError
-from planner_app.core.estimate import Hardware
-from planner_app.core.hf_config import load_hf_config
-from planner_app.core.setup import ParallelPlan
+from planner_app.core.training.estimate import Hardware
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.training.setup import ParallelPlan
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.specdb.schema import one_line
 
 DEFAULT_FABRIC = "ib-ndr"
 
 
-# The whole-number fields of a Hugging Face config the engine reads (core/hf_config.py); a
+# The whole-number fields of a Hugging Face config the engine reads (core/models/hf_config.py); a
 # value above 2^40 describes no model and would overflow the engine's float arithmetic.
 HF_INT_FIELDS = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads",
                  "n_head", "num_key_value_heads", "intermediate_size", "n_inner", "max_position_embeddings",
@@ -98,7 +98,7 @@ def resolve_model(name_or_path, db):
     """A preset (by id, name or alias), a Hugging Face config.json path, or such a config
     as a dict (a scenario file carries imported configs inline)."""
     if isinstance(name_or_path, dict):
-        from planner_app.core.hf_config import model_from_hf_config
+        from planner_app.core.models.hf_config import model_from_hf_config
         cfg = check_hf_config(name_or_path.get("hf_config", name_or_path), "the embedded config")
         name = name_or_path.get("name") or cfg.get("_name_or_path") or "custom"
         return _engine_model(lambda: model_from_hf_config(cfg, str(name)[:200]), "the embedded config")

@@ -24,7 +24,7 @@ class ImpossibleResult(InputError):
 def check_price_mix(text):
     """A ``--price-mix`` text parsed into a PriceMix, every share finite; InputError naming
     ``price_mix`` otherwise (the parser's own float() errors included)."""
-    from planner_app.core.cost import PriceMix
+    from planner_app.core.plans.cost import PriceMix
 
     try:
         mix = PriceMix.parse(text)

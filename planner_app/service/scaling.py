@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from planner_app.core.errors import InputError
-from planner_app.core.scaling import ScalingPoint, scaling_curve, skipped_node_counts
+from planner_app.core.plans.scaling import ScalingPoint, scaling_curve, skipped_node_counts
 
 DEFAULT_NODES = (1, 2, 4, 8, 16, 32, 64)
 MAX_NODES = 1 << 17  # x 8 GPUs: the option table's largest GPU count (MAX_GPUS = 2^20)

@@ -9,10 +9,10 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from planner_app.core.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
-from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
-from planner_app.core.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
+from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.plans.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
 from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
                                          resolve_hardware, resolve_model)
@@ -196,7 +196,7 @@ def _add_calibration(res: SearchResult, profile) -> None:
 def _merge(results: list[SearchResult], candidates: list[Candidate], request: SearchRequest) -> SearchResult:
     """One ranking from the searches of several recipe groups, ranked, filtered and with the
     Pareto front as ``core.search.search`` does within one."""
-    from planner_app.core.search import PRICE_LABELS, price_assumptions
+    from planner_app.core.plans.search import PRICE_LABELS, price_assumptions
 
     deadline_s = None if request.deadline_days is None else request.deadline_days * 86400
     budget = request.budget_usd

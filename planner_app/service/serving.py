@@ -1,5 +1,5 @@
 """The serving service (issue 15): one typed request -> one steady-state estimate of a
-continuous-batching server (core/serving.py), as the JSON the ``serve`` command prints; the SLO
+continuous-batching server (core/serving/engine.py), as the JSON the ``serve`` command prints; the SLO
 search is in service/serving_search.py."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from planner_app.core import serving as sv
-from planner_app.core import serving_benchmark as sb
-from planner_app.core import serving_support
-from planner_app.core.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
+from planner_app.core.serving import engine as sv
+from planner_app.core.serving import benchmark as sb
+from planner_app.core.serving import support as serving_support
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.service.resolve import resolve_hardware, resolve_model

@@ -1,6 +1,6 @@
 """The serving SLO search (issue 15): every deployment of a model on a list of GPUs or instances
 (tensor and pipeline parallel, expert parallel for MoE, replicas, weight and KV precisions),
-scored at once with core/serving.py over numpy columns; the cheapest and the fewest-GPU ones that
+scored at once with core/serving/engine.py over numpy columns; the cheapest and the fewest-GPU ones that
 meet the TTFT and TPOT targets, and the Pareto front of output tokens/s per GPU against tokens/s
 per user (the chart SemiAnalysis's InferenceX draws)."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner_app.core import serving as sv
-from planner_app.core import serving_support as support
+from planner_app.core.serving import engine as sv
+from planner_app.core.serving import support
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.service.resolve import resolve_hardware, resolve_model
@@ -22,7 +22,7 @@ TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
 MAX_REPLICAS = 64
 # The weight precisions the search tries: 16-bit, fp8 and int4 where the engine runs them on the GPU
-# (core/serving_support.py); fp4 only where fp4 tensor cores run it (elsewhere it is int4's speed with
+# (core/serving/support.py); fp4 only where fp4 tensor cores run it (elsewhere it is int4's speed with
 # more bytes per weight, never the better choice).
 SEARCH_WEIGHT_DTYPES = ("bf16", "fp8", "int4")
 
@@ -42,7 +42,7 @@ class SloResult:
 
 def search_dtypes(gpu, engine: str) -> tuple[list, list, list]:
     """(weight precisions, KV precisions) the search tries on ``gpu`` with ``engine``, and the notes
-    on the ones it skips because the GPU cannot run them (core/serving_support.py)."""
+    on the ones it skips because the GPU cannot run them (core/serving/support.py)."""
     ok_w = support.allowed(gpu, engine, support.WEIGHTS)
     ok_kv = support.allowed(gpu, engine, support.KV)
     wds = [w for w in SEARCH_WEIGHT_DTYPES if w in ok_w]

@@ -37,7 +37,7 @@ def parse_validate_args(text: str | None) -> dict:
 
 
 def _setup(settings: dict):
-    from planner_app.core.setup import TrainingSetup
+    from planner_app.core.training.setup import TrainingSetup
 
     # the validation loop's optimizer is torch.optim.AdamW with no arguments: foreach on CUDA
     # (torch/optim/adamw.py, _default_to_fused_or_foreach), as probe/validate.py says
@@ -49,8 +49,8 @@ def _setup(settings: dict):
 def estimate_case(model, settings: dict, gpu, efficiency=None):
     """The engine's estimate of a validation run; ``efficiency``: a calibration profile's
     efficiencies (None: the defaults)."""
-    from planner_app.core.estimate import Hardware, estimate_training
-    from planner_app.core.setup import ParallelPlan
+    from planner_app.core.training.estimate import Hardware, estimate_training
+    from planner_app.core.training.setup import ParallelPlan
 
     cal = SimpleNamespace(efficiency=efficiency) if efficiency is not None else None
     return estimate_training(model, Hardware(gpu=gpu, calibration=cal), _setup(settings), ParallelPlan(), extras=False)
@@ -58,7 +58,7 @@ def estimate_case(model, settings: dict, gpu, efficiency=None):
 
 def validation_case(db, model_name: str, settings: dict, gpu):
     """(model, worker args, engine estimate) for a real-run validation of ``model_name``."""
-    from planner_app.core.hf_config import model_to_hf_config
+    from planner_app.core.models.hf_config import model_to_hf_config
     from planner_app.service.resolve import resolve_model
 
     model = resolve_model(model_name, db)
@@ -71,8 +71,8 @@ def model_gemm_shapes(db, model_name: str, settings: dict) -> list[tuple[int, in
     """The (M, N, K) of every distinct 16-bit GEMM of ``model_name``'s layers under ``settings``:
     M = tokens per micro-batch, N and K the layer's output and input widths (the engine's
     layer traces, core/trace ``gemms``)."""
-    from planner_app.core.activations import model_profiles, window_mask
-    from planner_app.core.setup import recipe_bytes
+    from planner_app.core.training.activations import model_profiles, window_mask
+    from planner_app.core.training.setup import recipe_bytes
     from planner_app.service.resolve import resolve_model
 
     model = resolve_model(model_name, db)

@@ -14,8 +14,8 @@ import os
 from functools import lru_cache
 
 from planner_app.core.errors import InputError
-from planner_app.core.hardware import FabricSpec, GpuSpec, InstanceSpec, Prices
-from planner_app.core.model import ModelSpec
+from planner_app.core.hardware.specs import FabricSpec, GpuSpec, InstanceSpec, Prices
+from planner_app.core.models.spec import ModelSpec
 from planner_app.paths import spec_data_dir
 from planner_app.specdb.names import best_match, normalise
 from planner_app.specdb.schema import DENSE_SPARSE_PAIRS, FILES, SpecDataError, parse_cell

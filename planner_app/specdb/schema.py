@@ -74,7 +74,7 @@ GPU_COLUMNS = (
     _num("tdp_w", hi=5000), Column("link", required=True), _num("link_bw_gb_s", True, 0, 10000),
     _int("pcie_gen", False, 1, 7), _int("pcie_lanes", False, 1, 32), _int("year", False, 2010, 2035),
     # NVIDIA: sm_<compute capability> (sm_90 is 9.0); AMD: the LLVM gfx target; others: a family slug.
-    # core/serving_support.py decides from it which serving precisions the GPU runs.
+    # core/serving/support.py decides from it which serving precisions the GPU runs.
     Column("arch", "arch"),
 ) + PROVENANCE
 

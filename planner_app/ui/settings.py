@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
-from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.i18n import LANGUAGES
 from planner_app.ui.fields import ChoiceField, NumberField
 
@@ -21,7 +21,7 @@ SETTINGS = {
     "cny_per_usd": (float, 7.10),
     "default_framework": (str, "pytorch"),
     "binary_units": (bool, False),  # GiB instead of GB
-    # free GPU memory a plan must keep to be called comfortable (core/memory.py DEFAULT_MIN_HEADROOM_FRACTION)
+    # free GPU memory a plan must keep to be called comfortable (core/training/memory.py DEFAULT_MIN_HEADROOM_FRACTION)
     "min_headroom_pct": (float, DEFAULT_MIN_HEADROOM_FRACTION * 100),
 }
 
@@ -80,7 +80,7 @@ class SettingsDialog(QDialog):
                                   ("dark", self.tr("dark"))], settings.get("theme"))
         self.scale = NumberField(self.tr("Meeting-mode font scale"), minimum=1.0, maximum=3.0, optional=False)
         self.scale.set_value(settings.get("meeting_font_scale"))
-        from planner_app.core.setup import FRAMEWORKS
+        from planner_app.core.training.setup import FRAMEWORKS
         from planner_app.paths import user_data_dir
         self.currency = ChoiceField([("USD", "USD"), ("CNY", "CNY")], settings.get("currency"))
         self.rate = NumberField(self.tr("CNY per USD"), minimum=0.01, maximum=1000.0, optional=False)

@@ -131,7 +131,7 @@ def test_headroom_and_the_users_margin(window, qtbot):
 
 def test_search_keeps_the_memory_margin():
     from planner_app.service.search import build_candidates
-    from planner_app.core.search import search
+    from planner_app.core.plans.search import search
     from planner_app.specdb.catalog import shipped_db
     db = shipped_db()
     from planner_app.service.resolve import resolve_model

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from planner_app import cli
-from planner_app.core.collectives import bus_factor
+from planner_app.core.hardware.collectives import bus_factor
 from planner_app.probe import cluster
 from planner_app.specdb.catalog import shipped_db
 from planner_app.specdb.schema import SpecDataError
@@ -134,8 +134,8 @@ def test_bad_result_files_name_the_problem(tmp_path):
 
 def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
     """A profile with a slow measured intra-node all-reduce makes data-parallel steps slower."""
-    from planner_app.core.estimate import estimate_training
-    from planner_app.core.setup import TrainingSetup
+    from planner_app.core.training.estimate import estimate_training
+    from planner_app.core.training.setup import TrainingSetup
     from planner_app.probe.calibration import load_profile
     from planner_app.service.resolve import resolve_hardware, resolve_model, resolve_plan
     from planner_app.specdb.userdb import UserDB
@@ -163,7 +163,7 @@ def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
 
 
 def test_multi_node_bus_bandwidth_becomes_the_per_gpu_network_share():
-    from planner_app.core.network import topology
+    from planner_app.core.hardware.network import topology
     db = shipped_db()
     gpu = db.gpu("h100-sxm")
     t = topology(gpu, db.fabric("nvlink4"), db.fabric("ib-ndr"), 8, 8, inter_override_gb_s=320.0)
@@ -179,7 +179,7 @@ def test_validation_training_loop_runs_the_built_in_gpt_on_cpu():
     """The real-run validation's training loop (used on the GPU machine) on a tiny GPT on CPU:
     the model it builds has the parameter count the engine computes, and the loss falls."""
     torch = pytest.importorskip("torch")
-    from planner_app.core.hf_config import model_from_hf_config
+    from planner_app.core.models.hf_config import model_from_hf_config
     from planner_app.probe.validate import build_tiny_gpt, train_steps
 
     cfg = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 128, "vocab_size": 256,

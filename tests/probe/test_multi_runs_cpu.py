@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from planner_app.core.hf_config import model_from_hf_config
-from planner_app.core.setup import optimizer_state_bytes_per_param
-from planner_app.core.states import shard, stage_params
+from planner_app.core.models.hf_config import model_from_hf_config
+from planner_app.core.training.setup import optimizer_state_bytes_per_param
+from planner_app.core.training.states import shard, stage_params
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "benchmarks", "gpu_multi_runs.py")

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from planner_app.core.checkpoint import (CheckpointPlan, checkpoint_cost, checkpoint_sizes, param_tensor_count,
+from planner_app.core.training.checkpoint import (CheckpointPlan, checkpoint_cost, checkpoint_sizes, param_tensor_count,
                                          state_dict_keys)
 from planner_app.core.errors import InputError
-from planner_app.core.setup import recipe_bytes
+from planner_app.core.training.setup import recipe_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MEASURED = os.path.join(ROOT, "tests", "data", "checkpoint_sizes.json")
@@ -86,7 +86,7 @@ def test_tensor_count_error_is_below_a_tenth_of_a_percent(name, db, monkeypatch)
 
 
 def test_cost_write_time_overhead_and_disk():
-    from planner_app.core.checkpoint import CheckpointSizes
+    from planner_app.core.training.checkpoint import CheckpointSizes
 
     s = CheckpointSizes(weights_bytes=2e9, resumable_bytes=6e9, sharded_bytes=6.1e9, optimizer_bytes=4e9)
     one = checkpoint_cost(s, 1, 1, CheckpointPlan(interval_s=600, kept=2, write_gb_s_per_node=2.0), train_s=3600)

@@ -1,4 +1,4 @@
-"""The layer traces of the imported families (core/layers_families.py) against one layer measured
+"""The layer traces of the imported families (core/models/layers_families.py) against one layer measured
 on an H200 (tests/data/family_layers_h200.json, benchmarks/gpu_family_layers.py), their linear
 layers against the real transformers modules (built on the meta device), the LoRA rule (a frozen
 base saves nothing for weight gradients) and PEFT's default targets (read from PEFT 0.21 on the
@@ -13,11 +13,13 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from planner_app.core import layers_families, layers_hf, lora
+from planner_app.core.models import layers_families
+from planner_app.core.models import layers_hf
+from planner_app.core.training import lora
 from planner_app.core.errors import InputError
-from planner_app.core.hf_config import load_hf_config
-from planner_app.core.hf_families import FAMILIES
-from planner_app.core.trace import SEQ
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.models.hf_families import FAMILIES
+from planner_app.core.models.trace import SEQ
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")

@@ -8,10 +8,11 @@ import os
 
 import pytest
 
-from planner_app.core import compute, layers_hf
-from planner_app.core.hf_config import load_hf_config
-from planner_app.core.layers_hf import HFLayerSpec
-from planner_app.core.trace import simulate
+from planner_app.core.hardware import compute
+from planner_app.core.models import layers_hf
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.models.layers_hf import HFLayerSpec
+from planner_app.core.models.trace import simulate
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CONFIGS = os.path.join(ROOT, "tests", "data", "hf_configs")
@@ -69,8 +70,8 @@ def test_rotary_ops_run_as_non_vectorised_kernels():
     (NON_VECTORISED_BW_FRACTION), the MLP's element-wise ops are not."""
     import os
 
-    from planner_app.core.activations import model_profiles
-    from planner_app.core.hf_config import load_hf_config
+    from planner_app.core.training.activations import model_profiles
+    from planner_app.core.models.hf_config import load_hf_config
 
     path = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs", "llama-3.2-1b.json")
     m = load_hf_config(path)
@@ -87,9 +88,9 @@ def test_sink_rows_run_at_the_unaligned_rate():
     import json
     import os
 
-    from planner_app.core.activations import model_profiles
-    from planner_app.core.compute import UNALIGNED_ROW_SPEED
-    from planner_app.core.hf_config import load_hf_config
+    from planner_app.core.training.activations import model_profiles
+    from planner_app.core.hardware.compute import UNALIGNED_ROW_SPEED
+    from planner_app.core.models.hf_config import load_hf_config
 
     data = os.path.join(os.path.dirname(__file__), "..", "data")
     m = load_hf_config(os.path.join(data, "hf_configs", "gpt-oss-20b.json"))

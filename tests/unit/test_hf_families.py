@@ -8,9 +8,9 @@ import pytest
 
 from planner_app.cli import main
 from planner_app.core.errors import InputError
-from planner_app.core.hf_config import load_hf_config, model_from_hf_config
-from planner_app.core.hf_families import FAMILIES
-from planner_app.core.model import ModelSpec
+from planner_app.core.models.hf_config import load_hf_config, model_from_hf_config
+from planner_app.core.models.hf_families import FAMILIES
+from planner_app.core.models.spec import ModelSpec
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 HF = os.path.join(DATA, "hf_configs")

@@ -1,11 +1,11 @@
-"""Host RAM against the instance's and the input pipeline's verdict (issue 19): core/host.py
+"""Host RAM against the instance's and the input pipeline's verdict (issue 19): core/training/host.py
 and the ``host`` key of the estimate (service/host.py)."""
 import json
 import math
 
 import pytest
 
-from planner_app.core import host as H
+from planner_app.core.training import host as H
 from planner_app.core.errors import InputError
 
 
@@ -119,7 +119,7 @@ def test_a_bad_host_probe_file_names_the_option(db, tmp_path, content, needle):
 
 
 def test_workers_and_pinned_batches_scale_with_the_batch():
-    from planner_app.core.model import ModelSpec
+    from planner_app.core.models.spec import ModelSpec
 
     cnn = ModelSpec(name="c", arch="cnn", params_given=1000, fwd_flops_per_sample=1.0, act_bytes_per_sample_fp32=1.0)
     one = H.loader_pinned_bytes(cnn, 64, 1, 4)

@@ -28,9 +28,9 @@ def test_a_planted_forbidden_import_breaks_a_contract(tmp_path):
     shutil.copytree(os.path.join(ROOT, "planner_app"), copy / "planner_app",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(ROOT, "pyproject.toml"), copy / "pyproject.toml")
-    flops = copy / "planner_app" / "core" / "flops.py"
+    flops = copy / "planner_app" / "core" / "models" / "flops.py"
     flops.write_text(flops.read_text(encoding="utf-8") + "\nfrom planner_app.cli import main  # planted\n",
                      encoding="utf-8")
     r = _lint(str(copy))
     assert r.returncode != 0
-    assert "BROKEN" in r.stdout and "planner_app.core.flops -> planner_app.cli" in r.stdout, r.stdout[-2000:]
+    assert "BROKEN" in r.stdout and "planner_app.core.models.flops -> planner_app.cli" in r.stdout, r.stdout[-2000:]

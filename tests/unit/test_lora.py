@@ -1,4 +1,4 @@
-"""LoRA and QLoRA (core/lora.py) against the H200 measurements: PEFT and bitsandbytes through a
+"""LoRA and QLoRA (core/training/lora.py) against the H200 measurements: PEFT and bitsandbytes through a
 plain training loop (tests/data/finetune_runs_h200.json) and through Hugging Face Trainer
 (tests/data/trainer_runs_h200.json, made after the model was written); trainable parameters as
 PEFT counts them; the bad inputs the CLI refuses."""
@@ -11,11 +11,11 @@ import sys
 import pytest
 
 from planner_app.core.errors import InputError
-from planner_app.core.hf_config import load_hf_config
-from planner_app.core.lora import NF4_BYTES_PER_PARAM, resolve_lora
-from planner_app.core.memory import CUBLAS_WORKSPACE_BYTES
-from planner_app.core.setup import ParallelPlan, TrainingSetup
-from planner_app.core.memory import training_memory
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.training.lora import NF4_BYTES_PER_PARAM, resolve_lora
+from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+from planner_app.core.training.memory import training_memory
 from planner_app.service.estimate import estimate_from_options
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")

@@ -12,10 +12,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
 
 from memory_accuracy import case_inputs, measured_peak  # noqa: E402
 
-from planner_app.core.inference import inference_memory  # noqa: E402
-from planner_app.core.memory import training_memory  # noqa: E402
-from planner_app.core.setup import InferenceSetup  # noqa: E402
-from planner_app.core.hf_config import load_hf_config  # noqa: E402
+from planner_app.core.inference.memory import inference_memory  # noqa: E402
+from planner_app.core.training.memory import training_memory  # noqa: E402
+from planner_app.core.training.setup import InferenceSetup  # noqa: E402
+from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "data")
 with open(os.path.join(DATA, "training_runs_h200.json")) as _f:
@@ -61,8 +61,8 @@ def test_resnet50_activations_match_the_h200_measurement(db):
     import json
     import os
 
-    from planner_app.core.memory import training_memory
-    from planner_app.core.setup import ParallelPlan, TrainingSetup
+    from planner_app.core.training.memory import training_memory
+    from planner_app.core.training.setup import ParallelPlan, TrainingSetup
     with open(os.path.join(os.path.dirname(__file__), "..", "data", "profiles_h200.json")) as f:
         runs = json.load(f)["resnet50"]
     model = db.model("resnet-50")

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from planner_app.core.errors import InputError
-from planner_app.core.memory import training_memory
-from planner_app.core.setup import ParallelPlan, TrainingSetup
+from planner_app.core.training.memory import training_memory
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 
 MODELS = ["gpt2", "llama-3.2-1b", "mixtral-8x7b", "bert-base-uncased", "qwen2.5-0.5b", "deepseek-v3", "gpt3-175b"]
 RECIPES = ["fp32", "amp-bf16", "bf16", "mixed-bf16", "fp8"]
@@ -103,7 +103,7 @@ def test_undominated_events_match_the_pairwise_rule(rows):
     an event goes when another is >= in every slot and > in one, or equal and earlier."""
     import numpy as np
 
-    from planner_app.core.memory import _undominated
+    from planner_app.core.training.memory import _undominated
 
     tot = np.array(rows, dtype=float).reshape(len(rows), 3)
     want = [i for i in range(len(tot))

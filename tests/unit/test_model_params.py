@@ -6,7 +6,7 @@ import os
 import pytest
 
 from planner_app.core.errors import InputError
-from planner_app.core.hf_config import load_hf_config, model_from_hf_config
+from planner_app.core.models.hf_config import load_hf_config, model_from_hf_config
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 with open(os.path.join(DATA, "hf_param_counts.json")) as _f:

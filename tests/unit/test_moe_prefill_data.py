@@ -9,7 +9,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import moe_prefill_accuracy as acc  # noqa: E402
 
-from planner_app.core import serving as sv  # noqa: E402
+from planner_app.core.serving import engine as sv  # noqa: E402
 from planner_app.service.resolve import resolve_hardware  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from planner_app.core.collectives import bus_factor, busbw_gbps
+from planner_app.core.hardware.collectives import bus_factor, busbw_gbps
 from planner_app.core.errors import InputError
-from planner_app.core.estimate import Hardware, Overrides, estimate_training
-from planner_app.core.flops import narayanan_flops_per_iteration, training_flops_per_token
-from planner_app.core.model import ModelSpec
-from planner_app.core.setup import ParallelPlan, TrainingSetup
-from planner_app.core.timing import step_time
+from planner_app.core.training.estimate import Hardware, Overrides, estimate_training
+from planner_app.core.models.flops import narayanan_flops_per_iteration, training_flops_per_token
+from planner_app.core.models.spec import ModelSpec
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+from planner_app.core.training.timing import step_time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 

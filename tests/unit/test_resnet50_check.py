@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from planner_app.core.host import HostRates, input_pipeline
+from planner_app.core.training.host import HostRates, input_pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -48,7 +48,7 @@ def test_the_gpu_alone_is_faster_than_the_loader_so_the_run_was_cpu_bound():
 
 
 def test_host_ram_constants_cover_what_the_run_used():
-    from planner_app.core import host as H
+    from planner_app.core.training import host as H
 
     for r in _load("resnet50_loader_h200.json")["runs"]:
         assert r["main_process"]["pss"] <= H.TRAINING_PROCESS_HOST_BYTES * 1.02

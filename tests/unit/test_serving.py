@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from planner_app.cli import main
-from planner_app.core import serving as sv
-from planner_app.core.hf_config import load_hf_config
-from planner_app.core.states import CUDA_CONTEXT_BYTES
+from planner_app.core.serving import engine as sv
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.training.states import CUDA_CONTEXT_BYTES
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import run_slo_search
 from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
@@ -110,7 +110,7 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     # element-wise bandwidth) and 2 of 8 experts (streamed by the grouped GEMM at its own fraction,
     # compute.GROUPED_GEMM_STREAM_BW_FRACTION, in two calls per layer of GROUPED_GEMM_CALL_S, whose kernel
     # floor is among the floors), plus the per-kernel floors
-    from planner_app.core.compute import GROUPED_GEMM_CALL_S, GROUPED_GEMM_STREAM_BW_FRACTION
+    from planner_app.core.hardware.compute import GROUPED_GEMM_CALL_S, GROUPED_GEMM_STREAM_BW_FRACTION
 
     bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
     dense = s.dense_linear * 2 + s.lm_head * 2
@@ -131,7 +131,7 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     assert ep["tpot_ms"] == pytest.approx(tp["tpot_ms"])
     # expert parallel over attention-DP ranks: an all-gather of the ranks' tokens and a reduce-scatter of
     # the outputs per MoE layer (the engines' default allgather_reducescatter)
-    from planner_app.core import network
+    from planner_app.core.hardware import network
 
     dep = sv.Deployment(tp=1, ep=2, attention_dp=2, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
     parts = sv.step_parts(s, dev, dep, 64.0, 0.0, 16.0, 0.0)
@@ -167,7 +167,7 @@ def test_fp4_is_weight_only_without_fp4_tensor_cores(db):
     """fp4 weights compute at the 16-bit rate on Hopper (W4A16: TensorRT-LLM runs MXFP4 GPT-OSS on H200
     with BF16 activations) and at the fp8 rate on Blackwell, which has fp4 tensor cores; the search's
     column path agrees with the single estimate's."""
-    from planner_app.core import serving_support as support
+    from planner_app.core.serving import support
     from planner_app.service.resolve import resolve_hardware
 
     h200, per_node, _ = resolve_hardware(db, gpu="H200")
@@ -287,7 +287,7 @@ def test_prefill_heavy_throughput_respects_the_compute_bound(db):
     gpu = db.gpu("H100 SXM")
     out = run_serve(ServeRequest(model="llama-3.1-8b", gpu="H100 SXM", isl=2048, osl=128, concurrency=100000,
                                  weights_dtype="fp8", kv_dtype="fp8"), db)
-    from planner_app.core.compute import default_efficiency
+    from planner_app.core.hardware.compute import default_efficiency
     fp8_rate = min(gpu.fp8_tflops, gpu.bf16_tflops * sv.FP8_GEMM_SPEEDUP_OVER_BF16)
     bound = fp8_rate * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
     assert out["saturated"]
@@ -344,7 +344,7 @@ def test_grouped_expert_gemms_are_slower_than_one_dense_gemm(db):
     """At prefill sizes the routed experts run as grouped GEMMs of r = tokens x top_k / experts rows:
     r / (r + R0) of the dense rate (compute.grouped_gemm_time_s), so a step's expert part grows faster
     than a dense model's GEMMs of the same FLOPs would."""
-    from planner_app.core import compute
+    from planner_app.core.hardware import compute
     from planner_app.service.resolve import resolve_hardware
 
     hw, per_node, _ = resolve_hardware(db, gpu="H200")
@@ -384,8 +384,8 @@ def test_grouped_call_law_is_the_decode_microbenchmarks_fit():
     import json
     import os
 
-    from planner_app.core import compute
-    from planner_app.core.compute import GROUPED_GEMM_CALL_S, GROUPED_GEMM_STREAM_BW_FRACTION
+    from planner_app.core.hardware import compute
+    from planner_app.core.hardware.compute import GROUPED_GEMM_CALL_S, GROUPED_GEMM_STREAM_BW_FRACTION
 
     data = os.path.join(os.path.dirname(__file__), "..", "data")
     with open(os.path.join(data, "grouped_gemm_decode_h200.json"), encoding="utf-8") as f:
@@ -512,7 +512,7 @@ def test_weight_only_expert_gemms_stream_their_small_weights_at_decode_row_count
     """W4A16 experts (fp4 on Hopper) at a few rows per expert cost about the time to read their 4-bit
     weights (Marlin's memory-bound range), reach the 16-bit grouped law at WEIGHT_ONLY_MEMORY_BOUND_ROWS
     rows, and 16-bit weights keep the law unchanged at every row count."""
-    from planner_app.core import compute
+    from planner_app.core.hardware import compute
     from planner_app.service.resolve import resolve_hardware
     hw, per_node, _ = resolve_hardware(db, gpu="H200")
     dev = sv.device_for(hw, 16, per_node)

@@ -1,4 +1,4 @@
-"""The TTFT a closed-loop benchmark at a fixed concurrency reports (core/serving_benchmark.py, serve's
+"""The TTFT a closed-loop benchmark at a fixed concurrency reports (core/serving/benchmark.py, serve's
 ``benchmark``): its opening burst, its mean and median over the run, and the input it takes."""
 import pytest
 

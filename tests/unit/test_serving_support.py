@@ -1,4 +1,4 @@
-"""Serving precisions against the GPU (issue 15, core/serving_support.py): what a GPU cannot run is
+"""Serving precisions against the GPU (issue 15, core/serving/support.py): what a GPU cannot run is
 refused by ``serve`` (exit 2, one line naming the field and what that GPU allows) and skipped by the
 SLO search (with a note); the table itself is consistent and every shipped GPU has an architecture."""
 import dataclasses
@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 
 from planner_app.cli import main
-from planner_app.core import serving as sv
-from planner_app.core import serving_support as support
+from planner_app.core.serving import engine as sv
+from planner_app.core.serving import support
 from planner_app.core.errors import InputError
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import request_for_search, run_slo_search

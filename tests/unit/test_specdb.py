@@ -82,7 +82,7 @@ def test_ambiguous_and_unknown_names(db):
 
 
 def test_currency_conversion(db):
-    from planner_app.core.cost import hourly_prices_usd
+    from planner_app.core.plans.cost import hourly_prices_usd
 
     row = db.instances[db.instances.currency == "CNY"].dropna(subset=["price_on_demand_hr"]).iloc[0]
     inst = db.instance(f"{row.provider}:{row.region}:{row.instance_id}")

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGraphicsOpaci
                                QVBoxLayout, QWidget)
 
 from planner_app import units
-from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.ui.fields import (ChoiceField, add_option_row, option_choice_field, option_int_field, option_label,

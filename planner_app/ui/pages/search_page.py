@@ -9,8 +9,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLab
                                QTableView, QVBoxLayout, QWidget)
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.core.cost import DEFAULT_CNY_PER_USD
-from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel

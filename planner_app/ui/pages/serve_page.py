@@ -414,7 +414,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.error.setText(text)
         for k, w in (("isl", self.isl), ("osl", self.osl), ("tp", self.tp), ("pp", self.pp), ("ep", self.ep)):
             w.setStyleSheet("QSpinBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
-        # a precision or engine the GPU cannot run (core/serving_support.py): its choice is marked too
+        # a precision or engine the GPU cannot run (core/serving/support.py): its choice is marked too
         for k, w in (("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype), ("engine", self.engine)):
             w.setStyleSheet("QComboBox { border: 2px solid #d33; background: #fff0f0; }" if k == field else "")
 

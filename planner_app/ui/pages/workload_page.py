@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QLabel, QLineEdit, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
 from planner_app.i18n import engine_text
-from planner_app.core.setup import TrainingSetup
+from planner_app.core.training.setup import TrainingSetup
 from planner_app.service.options import BY_KEY, OPTION_DEFAULTS
 from planner_app.ui.fields import (ChoiceField, IntField, NumberField, add_option_row, option_choice_field,
                                   option_int_field, option_label, option_number_field, with_option_tooltip)
@@ -104,7 +104,7 @@ class WorkloadPage(QWidget):
         for key in ("micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl",
                     "attention", "recompute", "framework", "offload"):
             add_option_row(tf, key, getattr(self, key))
-        # fine-tuning: LoRA / QLoRA as PEFT and bitsandbytes run them (core/lora.py)
+        # fine-tuning: LoRA / QLoRA as PEFT and bitsandbytes run them (core/training/lora.py)
         self.finetune = option_choice_field("finetune")
         self.lora_rank = option_int_field("lora_rank", value=TrainingSetup.lora_rank)
         self.lora_targets = with_option_tooltip("lora_targets", QComboBox())
@@ -250,7 +250,7 @@ class WorkloadPage(QWidget):
             return
         from dataclasses import replace
 
-        from planner_app.core.hf_config import model_to_hf_config
+        from planner_app.core.models.hf_config import model_to_hf_config
         changes = {k: f.value() for k, f in self.dims.items() if f.isEnabled()}
         if changes.get("kv_heads") and changes.get("heads") and changes["heads"] % changes["kv_heads"]:
             self.error.setText(self.tr("attention heads must be a multiple of key/value heads"))
@@ -273,7 +273,7 @@ class WorkloadPage(QWidget):
 
     def import_config(self, path: str) -> bool:
         """Read a Hugging Face config.json into the workload (embedded in the scenario)."""
-        from planner_app.core.hf_config import model_from_hf_config
+        from planner_app.core.models.hf_config import model_from_hf_config
         try:
             with open(path, encoding="utf-8") as f:
                 cfg = json.load(f)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from planner_app.core.setup import optimizer_state_bytes_per_param
+from planner_app.core.training.setup import optimizer_state_bytes_per_param
 
 CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
 CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
-from planner_app.core.memory import training_memory
-from planner_app.core.timing import _topology, step_time
+from planner_app.core.training.memory import training_memory
+from planner_app.core.training.timing import _topology, step_time
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner_app.core.errors import require_float, require_int
-from planner_app.core.setup import optimizer_state_bytes_per_param
+from planner_app.core.training.setup import optimizer_state_bytes_per_param
 
 # torch.save writes an uncompressed zip (torch/serialization.py, _save): one record per storage,
 # aligned to 64 bytes, plus a pickle entry per key. Measured 357-390 bytes per tensor beyond the

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner_app.core import timing
+from planner_app.core.training import timing
 from planner_app.core.errors import InputError
-from planner_app.core.hardware import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
-from planner_app.core.lora import NF4_BYTES_PER_PARAM
-from planner_app.core.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
-from planner_app.core.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
-from planner_app.core.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
+from planner_app.core.hardware.specs import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
+from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
+from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
+from planner_app.core.training.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
+from planner_app.core.training.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
                                      allocator_reserve_fraction)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
@@ -138,7 +138,7 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     st = timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
     if extras and model.is_transformer:
-        from planner_app.core.advice import advice_text, advise
+        from planner_app.core.training.advice import advice_text, advise
 
         summary, changes = advise(model, hw, setup, plan, base=(mem, st.step_s))
         out["advice"] = {"text": advice_text(summary, changes),
@@ -226,7 +226,7 @@ def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
 
 def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
                        overrides: Overrides | None = None) -> dict:
-    from planner_app.core.inference import inference_memory, largest_batch, longest_context  # training needs none
+    from planner_app.core.inference.memory import inference_memory, largest_batch, longest_context  # training needs none
 
     cap = hw.gpu.capacity_bytes
     im = inference_memory(model, setup, tp, cap)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.flops import training_flops_per_token
-from planner_app.core.memory import Layout
-from planner_app.core.setup import recipe_bytes
-from planner_app.core.sweep import profile_variants
-from planner_app.core.timing import _efficiency, _topology, part_times, step_breakdown
-from planner_app.core.trace import factors
+from planner_app.core.models.flops import training_flops_per_token
+from planner_app.core.training.memory import Layout
+from planner_app.core.training.setup import recipe_bytes
+from planner_app.core.plans.sweep import profile_variants
+from planner_app.core.training.timing import _efficiency, _topology, part_times, step_breakdown
+from planner_app.core.models.trace import factors
 
 
 def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,

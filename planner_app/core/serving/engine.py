@@ -14,7 +14,7 @@ Time: every engine step runs the running decodes and, with chunked prefill, pref
 step is a roofline per kernel class: the GEMMs read the weights (only the experts the step's
 tokens touch) or compute at the GPU's peak; attention reads the KV cache or computes; tensor
 parallel adds two all-reduces per layer, expert parallel over attention-DP ranks an all-gather and a
-reduce-scatter per MoE layer (core/network.py); each layer pays a few kernels' floor; each step the engine's CPU
+reduce-scatter per MoE layer (core/hardware/network.py); each layer pays a few kernels' floor; each step the engine's CPU
 overhead. Steady state: with R requests running, D decode while R - D prefill; requests finish at
 D / (osl - 1) per step and need isl prefill tokens each, so D = R (osl-1) / (osl-1+chunks) until
 the prefill budget (max_num_batched_tokens - D per step) runs out, where D stops at
@@ -31,9 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner_app.core import compute, network
-from planner_app.core.inference import prefill_live_width
-from planner_app.core.states import CUDA_CONTEXT_BYTES
+from planner_app.core.hardware import compute
+from planner_app.core.hardware import network
+from planner_app.core.inference.memory import prefill_live_width
+from planner_app.core.training.states import CUDA_CONTEXT_BYTES
 
 # --- vLLM's configuration defaults (vllm/engine/arg_utils.py ``get_batch_defaults``, vLLM 0.10-0.11,
 # OpenAI server): GPUs of >= 70 GiB except the A100 get max_num_seqs 1024 and max_num_batched_tokens
@@ -50,13 +51,13 @@ MAX_BATCHED_TOKENS_LARGE, MAX_BATCHED_TOKENS_SMALL = 8192, 2048
 CUDA_GRAPH_BYTES = 0.5 * 2**30
 # Non-torch memory (CUDA context, NCCL and custom all-reduce buffers): vLLM logs "non_torch_memory
 # takes 0.33-0.39 GiB" (vllm issues #14452, #11251); the engine's measured CUDA context is 0.55 GB
-# (core/states.py); with tensor parallel NCCL adds its buffers: 0.25 GiB, an estimate.
+# (core/training/states.py); with tensor parallel NCCL adds its buffers: 0.25 GiB, an estimate.
 NCCL_BYTES = 0.25 * 2**30
 # The sampler's dummy run profiles fp32 logits for max_num_seqs requests (vLLM gpu_model_runner
 # ``_dummy_sampler_run``).
 SAMPLER_LOGIT_BYTES = 4
 
-# Quantised weights carry scales (fp8/int8/int4 as core/inference.py QUANT_OVERHEAD); NVFP4 has one
+# Quantised weights carry scales (fp8/int8/int4 as core/inference/memory.py QUANT_OVERHEAD); NVFP4 has one
 # fp8 scale per 16 values (NVIDIA, "Introducing NVFP4", 2025): 1/16 byte per weight.
 SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp8": 1.0 * (1 + 1 / 128), "int8": 1.0 * (1 + 2 / 128),
                       "int4": 0.5 * (1 + 4 / 128), "fp4": 0.5 + 1 / 16}
@@ -66,7 +67,7 @@ SERVE_KV_DTYPES = tuple(SERVE_KV_BYTES)
 # GEMM precision: fp8 weights run W8A8 fp8 GEMMs; fp4 runs at the fp8 rate here (the spec data has
 # no fp4 column; Blackwell's fp4 is 2x fp8, so fp4 decode compute is overstated there); int8/int4
 # are weight-only (W8A16/W4A16 Marlin kernels dequantise to 16 bits). Where a GPU has no fp8 (fp4)
-# tensor cores, core/serving_support.py gemm_bits makes fp8 (fp4) weight-only at 16 bits too.
+# tensor cores, core/serving/support.py gemm_bits makes fp8 (fp4) weight-only at 16 bits too.
 GEMM_BITS = {"bf16": 16, "fp8": 8, "fp4": 8, "int8": 16, "int4": 16}
 # FP8 GEMMs do not reach twice the bf16 rate at a model's shapes: the probe on this project's H200
 # (tests/data/probe_h200.json, torch._scaled_mm against bf16 matmul) measured fp8/bf16 = 1.17-1.56
@@ -342,7 +343,7 @@ def kv_bytes_per_token_gpu(s: ModelShape, d: Deployment):
 
 def workspace_bytes(s: ModelShape, d: Deployment):
     """vLLM's profiled activation peak: one forward of max_num_batched_tokens tokens (one layer's
-    live intermediates, core/inference.py prefill_live_width, split by tp) and the sampler's fp32
+    live intermediates, core/inference/memory.py prefill_live_width, split by tp) and the sampler's fp32
     logits of max_num_seqs requests."""
     return (d.max_batched_tokens * s.live_width * 2.0 / d.tp
             + d.max_num_seqs * s.vocab * SAMPLER_LOGIT_BYTES)

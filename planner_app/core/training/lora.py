@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner_app.core.errors import InputError
+from planner_app.core.models import layers_hf
 
 FINETUNES = ("full", "lora", "qlora")
 LORA_DTYPES = ("fp32", "bf16")
@@ -33,7 +34,6 @@ ADAPTER_BYTES = {"fp32": 4, "bf16": 2}
 NF4_BLOCK = 64
 NF4_SECOND_BLOCK = 256
 NF4_BYTES_PER_PARAM = 0.5 + 1.0 / NF4_BLOCK + 4.0 / (NF4_BLOCK * NF4_SECOND_BLOCK)
-QLORA_COMPUTE_BYTES = 2  # bnb_4bit_compute_dtype=torch.bfloat16, as the QLoRA paper and PEFT's examples
 ALL_LINEAR = "all-linear"
 # PEFT's defaults when target_modules is not given (peft/utils/constants.py,
 # TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING, PEFT 0.21: read on the GPU machine into
@@ -89,7 +89,6 @@ def module_name(trace_name: str) -> str:
 def layer_linears(model) -> dict:
     """{moe_layer: [(module name, in features, out features), ...]} of one layer of each kind,
     read from the layer traces the memory model runs (``layers_hf``), so the two never differ."""
-    from planner_app.core import layers_hf
     spec = layers_hf.HFLayerSpec("lp", 2, "sdpa", 1)
     out = {}
     for moe_layer, n in ((False, model.dense_mlp_layers), (True, model.moe_layers)):

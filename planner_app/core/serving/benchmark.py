@@ -1,13 +1,13 @@
 """What a closed-loop benchmark at a fixed concurrency reports as TTFT (issue 15): its clients start together
 on an idle server, so the first round's prompts queue behind each other's prefill, and its mean (and, once
 that round is half the run or more, its median) carries that opening burst. The steady state itself is
-core/serving.py's; this module takes its ServeState and step time. Pure: numbers or columns in and out.
+core/serving/engine.py's; this module takes its ServeState and step time. Pure: numbers or columns in and out.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.serving import Deployment, Device, ModelShape, ServeState, step_time_s
+from planner_app.core.serving.engine import Deployment, Device, ModelShape, ServeState, step_time_s
 
 # A closed-loop benchmark at concurrency c (aiperf --concurrency, vllm bench serve --max-concurrency) starts
 # its c clients together on an idle server (aiperf drains its warm-up before the profiling phase and then

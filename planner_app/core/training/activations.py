@@ -11,10 +11,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner_app.core import layers_hf, layers_megatron
-from planner_app.core.layers_hf import HFLayerSpec
-from planner_app.core.states import is_array
-from planner_app.core.trace import SLOTS, TPS, W, LayerProfile, simulate
+from planner_app.core.models import layers_hf
+from planner_app.core.models import layers_megatron
+from planner_app.core.models.layers_hf import HFLayerSpec
+from planner_app.core.training.states import is_array
+from planner_app.core.models.trace import SLOTS, TPS, W, LayerProfile, simulate
 
 
 @dataclass(frozen=True)

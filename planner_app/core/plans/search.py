@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
-from planner_app.core.memory import (DEFAULT_MIN_HEADROOM_FRACTION, RECOMPUTE_CODES, check_min_headroom, device_bytes, device_overhead,
+from planner_app.core.training.memory import (DEFAULT_MIN_HEADROOM_FRACTION, RECOMPUTE_CODES, check_min_headroom, device_bytes, device_overhead,
                                      keeps_margin)
-from planner_app.core.setup import TrainingSetup
-from planner_app.core.sweep import memory_peak
-from planner_app.core.sweep_time import step_time_vec
+from planner_app.core.training.setup import TrainingSetup
+from planner_app.core.plans.sweep import memory_peak
+from planner_app.core.plans.sweep_time import step_time_vec
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4, 8, 16, 32)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from planner_app.core.errors import InputError, require_choice, require_float, require_int
-from planner_app.core.lora import FINETUNES, LORA_DTYPES, resolve_lora
+from planner_app.core.training.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
 RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast", "mixed-bf16", "fp8")
 OPTIMIZERS = ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit", "adamw-8bit-paged")
@@ -111,7 +111,7 @@ class TrainingSetup:
     # the engine's own default stays foreach (the measured runs of tests/data/training_runs_h200.json
     # used it); the CLI, GUI and scenario default is fused (service/options.py), as Trainer's
     optimizer_impl: str = "foreach"
-    # LoRA / QLoRA as PEFT and bitsandbytes run them (core/lora.py); "full" trains every weight
+    # LoRA / QLoRA as PEFT and bitsandbytes run them (core/training/lora.py); "full" trains every weight
     finetune: str = "full"
     lora_rank: int = 8  # PEFT LoraConfig's default r
     lora_targets: str = ""  # module names, comma-separated, or "all-linear"; "": PEFT's default for the model
@@ -137,7 +137,7 @@ class TrainingSetup:
         require_float("lora_dropout", self.lora_dropout, 0.0, 0.999)
 
     def lora(self, model):
-        """The resolved LoRA/QLoRA spec for ``model`` (core/lora.py), or None for full fine-tuning."""
+        """The resolved LoRA/QLoRA spec for ``model`` (core/training/lora.py), or None for full fine-tuning."""
         if self.finetune == "full":
             return None
         return _lora_of(model, self.finetune, self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout,

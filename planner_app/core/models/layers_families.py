@@ -12,9 +12,9 @@ tests/unit/test_family_traces.py) and whole-model Trainer runs
 """
 from __future__ import annotations
 
-from planner_app.core.layers_hf import (HFLayerSpec, HFOps, _needs_mask, _residual_bytes, experts_down_and_combine,
-                                        experts_gather_and_up)
-from planner_app.core.trace import EXP, ONE, SEQ, TP, TPS, T
+from planner_app.core.models.hf_ops import (HFLayerSpec, HFOps, experts_down_and_combine, experts_gather_and_up,
+                                            needs_mask, residual_bytes)
+from planner_app.core.models.trace import EXP, ONE, SEQ, TP, TPS, T
 
 # RMSNorms that multiply by the weight in fp32 and cast after (modeling_gemma.py
 # ``output * (1.0 + self.weight.float())``; modeling_olmo2.py and modeling_gpt_oss.py
@@ -149,7 +149,7 @@ def attention_core(o: HFOps, m, spec: HFLayerSpec, q: T, k: T, v: T, head_major:
     flash / memory-efficient kernels (with a mask: K/V repeated for grouped-query attention and the
     mask's per-call bias kept); ``head_major``: q is
     contiguous head-major, so the output is copied back."""
-    mask = _needs_mask(m, spec)
+    mask = needs_mask(m, spec)
     if spec.attention == "eager":
         return _eager(o, m, spec, q, k, v, mask, name)
     if m.family == "falcon" and m.kv_heads < m.heads and m.kv_heads == 1:
@@ -324,7 +324,7 @@ def llama_family_layer(o: HFOps, m, spec: HFLayerSpec, moe_layer: bool):
     pre-norm (Llama), sandwich (Gemma 2/3: post_attention and post_feedforward norms on the
     sublayers' outputs; GLM-4: post_self_attn and post_mlp) or post-norm only (OLMo-2); Phi-3's
     residual dropouts."""
-    x = o.external(m.hidden, _residual_bytes(o), SEQ, "x")
+    x = o.external(m.hidden, residual_bytes(o), SEQ, "x")
     cos = o.external(m.head_dim, o.param_bytes, ONE, "cos", requires_grad=False)
     post = m.norm_layout == "post"
     sandwich = m.norm_layout == "sandwich"
@@ -351,7 +351,7 @@ def neox_family_layer(o: HFOps, m, spec: HFLayerSpec):
     ``transpose(1, 2).reshape``, k and v are copied by list indexing (multi-query) or broadcast
     to every head and copied (new decoder architecture); the output is permuted and copied."""
     h = m.hidden
-    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    x = o.external(h, residual_bytes(o), SEQ, "x")
     cos = o.external(m.head_dim, o.param_bytes, ONE, "cos", requires_grad=False)
     a = o.layernorm(x, "input_layernorm")
     width = m.q_width + 2 * m.kv_width
@@ -395,7 +395,7 @@ def family_head(m, spec: HFLayerSpec):
     and the loss (logits.float(), cross-entropy)."""
     o = HFOps(spec.kind, spec.grad_bytes, spec.lora)
     h = m.hidden
-    x = o.external(h, _residual_bytes(o), SEQ, "x")
+    x = o.external(h, residual_bytes(o), SEQ, "x")
     xn = norm(o, m, x, "ln_f" if m.norm == "layernorm" else "norm")
     logits = o.linear(xn, m.vocab, TP, m.vocab * h, "lm_head", adaptable=False)
     if m.family == "granite":  # modeling_granite.py: logits / config.logits_scaling (a new tensor, nothing saved)

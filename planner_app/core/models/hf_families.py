@@ -9,9 +9,9 @@ of ``configuration_<type>.py`` (hf_fields.TYPE_DEFAULTS).
 from __future__ import annotations
 
 from planner_app.core.errors import InputError
-from planner_app.core.hf_fields import (TYPE_DEFAULTS, field, get, get_bool, get_int, get_positive_or_off,
+from planner_app.core.models.hf_fields import (TYPE_DEFAULTS, field, get, get_bool, get_int, get_positive_or_off,
                                         get_prob, rotary_fraction, sliding_layer_count)
-from planner_app.core.model import ModelSpec
+from planner_app.core.models.spec import ModelSpec
 
 LLAMA_FAMILIES = ("gemma", "gemma2", "gemma3_text", "phi3", "qwen3", "glm4", "olmo2", "granite")
 MOE_FAMILIES = ("qwen2_moe", "qwen3_moe", "gpt_oss")

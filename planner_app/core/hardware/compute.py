@@ -31,8 +31,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner_app.core.states import is_array, where
-from planner_app.core.trace import SLOTS, TPS, W
+from planner_app.core.training.states import is_array, where
+from planner_app.core.models.trace import SLOTS, TPS, W
 
 
 @dataclass(frozen=True)

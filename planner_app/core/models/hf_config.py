@@ -12,10 +12,10 @@ import json
 import os
 
 from planner_app.core.errors import InputError
-from planner_app.core.hf_families import FAMILIES, family_config, family_model
-from planner_app.core.hf_fields import get as _get  # noqa: F401 - kept for callers of the old name
-from planner_app.core.hf_fields import get_int, get_prob
-from planner_app.core.model import ModelSpec
+from planner_app.core.models.hf_families import FAMILIES, family_config, family_model
+from planner_app.core.models.hf_fields import get as _get  # noqa: F401 - kept for callers of the old name
+from planner_app.core.models.hf_fields import get_int, get_prob
+from planner_app.core.models.spec import ModelSpec
 
 _LLAMA_LIKE = ("llama", "mistral", "qwen2")
 SUPPORTED_MODEL_TYPES = ("gpt2", "bert") + _LLAMA_LIKE + ("mixtral", "deepseek_v2", "deepseek_v3", "kimi_k2") + FAMILIES

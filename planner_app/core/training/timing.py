@@ -27,16 +27,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core import checkpoint, compute, memory, network
-from planner_app.core.activations import model_profiles, window_mask
-from planner_app.core.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
-from planner_app.core.flops import forward_flops_per_token, training_flops_per_token
-from planner_app.core.memory import RECOMPUTE_CODES, Layout
-from planner_app.core.network import group_per_node
-from planner_app.core.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
-from planner_app.core.states import is_array, maximum, stage_layers, stage_params, where
+from planner_app.core.training import checkpoint
+from planner_app.core.hardware import compute
+from planner_app.core.training import memory
+from planner_app.core.hardware import network
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
+from planner_app.core.models.flops import forward_flops_per_token, training_flops_per_token
+from planner_app.core.training.memory import RECOMPUTE_CODES, Layout
+from planner_app.core.hardware.network import group_per_node
+from planner_app.core.training.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
+from planner_app.core.training.states import is_array, maximum, stage_layers, stage_params, where
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
-from planner_app.core.trace import factors
+from planner_app.core.models.trace import factors
 
 
 DEEPSPEED_ZERO3_BW_FRACTION = 0.3  # see step_time's ZeRO-3 comment (Narayanan et al. 2021 Table 2 fit)
@@ -459,7 +462,7 @@ def _prefill_s(model, setup, tp, peak, eff, bw):
     prompt_tokens = b * setup.prompt_len
     attn_prefill = model.layers * 2 * (model.q_width + model.attn_out_width) * setup.prompt_len / 2
     prefill_flops = (2 * model.params_active + attn_prefill) * prompt_tokens / tp
-    from planner_app.core.inference import weight_bytes
+    from planner_app.core.inference.memory import weight_bytes
 
     w = weight_bytes(model, setup.weights_dtype, tp)
     return max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
@@ -469,7 +472,7 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     """Prefill (compute-bound roofline) and Hugging Face eager decoding: per token the slower of the
     GPU (weights or FLOPs, the KV cache read by attention and copied by DynamicCache, a floor per
     kernel) and the host (one eager dispatch per traced op, plus generate()'s loop)."""
-    from planner_app.core.inference import kv_bytes_per_token, weight_bytes
+    from planner_app.core.inference.memory import kv_bytes_per_token, weight_bytes
 
     gpu = hw.gpu
     eff = _efficiency(hw, "pytorch")
@@ -515,8 +518,8 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
 def serving_engine_decode_s(model, hw, setup, tp: int) -> float:
     """One decode step of the same batch in a serving engine (core/serving.step_time_s, vLLM's per-step
     overhead), for the comparison the inference estimate states."""
-    from planner_app.core import serving as sv
-    from planner_app.core.serving_support import gemm_bits
+    from planner_app.core.serving import engine as sv
+    from planner_app.core.serving.support import gemm_bits
 
     wd = setup.weights_dtype if setup.weights_dtype in sv.SERVE_WEIGHT_BYTES else "bf16"  # fp16: 2 bytes too
     kd = setup.kv_dtype if setup.kv_dtype in sv.SERVE_KV_BYTES else "bf16"

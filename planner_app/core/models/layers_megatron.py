@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.layers_hf import HFLayerSpec, HFOps
-from planner_app.core.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T
+from planner_app.core.models.layers_hf import HFLayerSpec, HFOps
+from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T
 
 
 class MegatronOps(HFOps):

@@ -16,21 +16,21 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner_app.core.activations import model_profiles, window_mask
+from planner_app.core.training.activations import model_profiles, window_mask
 from planner_app.core.errors import InputError
-from planner_app.core.lora import NF4_BYTES_PER_PARAM
-from planner_app.core.setup import (PAGED_OPTIMIZERS, ParallelPlan, TrainingSetup, grad_accum_steps,
+from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
+from planner_app.core.training.setup import (PAGED_OPTIMIZERS, ParallelPlan, TrainingSetup, grad_accum_steps,
                                     optimizer_state_bytes_per_param,
                                     recipe_bytes, validate_plan_for_model)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
-from planner_app.core.trace import SLOTS, W, factors
+from planner_app.core.models.trace import SLOTS, W, factors
 
 # Components of the breakdown, in display order. "other" holds workspaces and buffers.
 COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "activations",
               "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
               "optimizer_temporaries", "other")
 
-from planner_app.core.states import (ADAFACTOR_STATE_BYTES, CUBLAS_WORKSPACE_BYTES,  # noqa: E402,F401
+from planner_app.core.training.states import (ADAFACTOR_STATE_BYTES, CUBLAS_WORKSPACE_BYTES,  # noqa: E402,F401
                                      CUDA_CONTEXT_BYTES, DS_BUCKET_ELEMS, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
                                      adafactor_state_bytes, device_bytes, device_overhead, logical_not, maximum,
                                      minimum, model_states, nccl_buffer_bytes, shard, stage_layers, stage_params,

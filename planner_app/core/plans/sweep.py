@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.activations import model_profiles, window_mask
-from planner_app.core.memory import RECOMPUTE_CODES, Layout, _compact, stage_timeline  # noqa: F401
-from planner_app.core.setup import recipe_bytes
-from planner_app.core.states import is_array, stage_layers
-from planner_app.core.trace import SLOTS, W, factors
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.training.memory import RECOMPUTE_CODES, Layout, _compact, stage_timeline  # noqa: F401
+from planner_app.core.training.setup import recipe_bytes
+from planner_app.core.training.states import is_array, stage_layers
+from planner_app.core.models.trace import SLOTS, W, factors
 
 CHUNK = 1 << 15  # configurations per block: keeps the temporaries in the CPU caches
 _ZERO_SPLIT = {"cache": 0.0, "grads": 0.0, "other": 0.0}

@@ -7,7 +7,7 @@ The serve command, the SLO search and the Serve page ask :func:`check` / :func:`
 precision a GPU cannot run is refused (or skipped by the search) in one place. A GPU whose
 architecture is unknown (a user's own row without ``arch``) is not refused; the notes say so.
 
-The precisions are the serve command's (core/serving.py SERVE_WEIGHT_BYTES): ``fp8`` weights are an
+The precisions are the serve command's (core/serving/engine.py SERVE_WEIGHT_BYTES): ``fp8`` weights are an
 FP8 checkpoint (W8A8 on fp8 tensor cores, W8A16 Marlin below them), ``int8``/``int4`` weight-only
 GPTQ/AWQ-style W8A16/W4A16, ``fp4`` NVFP4 (MXFP4 on AMD), ``bf16`` 16-bit (fp16 before sm80, which
 lacks bf16; the engines cast to it).
@@ -196,6 +196,6 @@ def notes(gpu, engine: str, weights_dtype: str, kv_dtype: str) -> list:
 
 def gemm_bits(gpu, weights_dtype: str, default: int) -> int:
     """The GEMM precision ``weights_dtype`` runs at on ``gpu``: 16 where fp8/fp4 have no tensor cores
-    (weight-only Marlin), else ``default`` (core/serving.py GEMM_BITS)."""
+    (weight-only Marlin), else ``default`` (core/serving/engine.py GEMM_BITS)."""
     need = NATIVE.get(weights_dtype)
     return 16 if need is not None and need.runs_on(gpu) is False else default
