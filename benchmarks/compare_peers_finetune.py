@@ -40,9 +40,7 @@ DATA = os.path.join(ROOT, "tests", "data")
 CONFIGS = os.path.join(DATA, "hf_configs")
 
 from finetune_accuracy import options_for, trainer_options_for  # noqa: E402  (stdlib-only module top)
-
 from peer_calculators import IMPORTS, INFER_RUNNERS, PEERS, RUNNERS, CannotExpress  # noqa: E402
-
 
 # ---------------------------------------------------------------- cases
 
@@ -149,7 +147,7 @@ def ours(cases: list[dict]) -> dict[str, float | None]:
     """Our peak less the cuBLAS workspace, by running `gpu-planner estimate --json` for each case
     (None where finetune_accuracy.py says the engine cannot express the case)."""
     py, env = planner_python(), dict(os.environ, PYTHONPATH=ROOT)
-    ws = int(subprocess.run([py, "-c", "from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES as w; print(w)"],
+    ws = int(subprocess.run([py, "-c", "from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES as w; print(w)"],
                             env=env, check=True, capture_output=True, text=True, cwd=ROOT).stdout)
     out = {}
     for c in cases:

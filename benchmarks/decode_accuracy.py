@@ -34,8 +34,8 @@ PROFILE = os.path.join(ROOT, "tests", "data", "decode_profile_h200.json")
 
 
 def _shape(config: str, layers: int):
-    from planner_app.core.serving import engine as serving
     from planner_app.core.models.hf_config import model_from_hf_config
+    from planner_app.core.serving import engine as serving
 
     with open(os.path.join(ROOT, "tests", "data", "hf_configs", config + ".json"), encoding="utf-8") as f:
         cfg = json.load(f)
@@ -44,8 +44,8 @@ def _shape(config: str, layers: int):
 
 
 def _h200():
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.serving import engine as serving
-    from planner_app.core.training.estimate import Hardware
     from planner_app.service.catalog import open_catalog
 
     return serving.device_for(Hardware(gpu=open_catalog().gpu("h200-sxm")), 16)

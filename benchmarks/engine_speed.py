@@ -18,14 +18,15 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from planner_app.core.training.estimate import Hardware, estimate_training  # noqa: E402
+from planner_app.core.hardware.machine import Hardware
+from planner_app.core.plans.search import candidate_from_instance, search  # noqa: E402
+from planner_app.core.plans.sweep import memory_peak  # noqa: E402
+from planner_app.core.training.estimate import estimate_training  # noqa: E402
 from planner_app.core.training.memory import training_memory  # noqa: E402
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup  # noqa: E402
-from planner_app.core.plans.sweep import memory_peak  # noqa: E402
 from planner_app.core.training.timing import step_time  # noqa: E402
-from planner_app.specdb.catalog import shipped_db  # noqa: E402
-from planner_app.core.plans.search import candidate_from_instance, search  # noqa: E402
 from planner_app.service.resolve import resolve_hardware  # noqa: E402
+from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 GOAL_ESTIMATE_US = 1000.0
 GOAL_SEARCH_PER_S = 300_000

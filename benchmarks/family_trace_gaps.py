@@ -17,9 +17,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.training.activations import model_profiles, window_mask  # noqa: E402
 from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 from planner_app.core.models.trace import EXP, SEQ, TP, TPS  # noqa: E402
+from planner_app.core.training.activations import model_profiles, window_mask  # noqa: E402
 
 HF = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 MEASURED = os.path.join(HERE, "..", "tests", "data", "family_layers_h200.json")

@@ -119,7 +119,7 @@ def repeated_step_ms(path: str = REPEATS) -> dict:
 
 
 def main() -> int:
-    from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES
+    from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
     from planner_app.service.catalog import open_catalog
     from planner_app.service.estimate import estimate_from_options
 

@@ -34,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_io import graph_replay_ms, kernel_times, write_json  # noqa: E402  (graph timer, profiler table, JSON write)
+
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 # (batch, cached context) points: batch 1-256, context 1K-32K, within a KV cache of about 512K tokens
 GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 1024), (16, 8192), (16, 32768), (32, 4096),

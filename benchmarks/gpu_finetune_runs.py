@@ -43,6 +43,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 QV = ["q_proj", "v_proj"]

@@ -32,7 +32,6 @@ sys.path.insert(0, HERE)
 import gpu_finetune_runs as base  # noqa: E402
 from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
 
-
 CASES = [("llama-2-7b", 16, 1024), ("llama-2-7b", 32, 1024), ("llama-2-7b", 64, 1024),
          ("llama-3.2-1b", 16, 2048), ("llama-3.2-1b", 32, 2048), ("llama-3.2-1b", 64, 2048)]
 

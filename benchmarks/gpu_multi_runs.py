@@ -64,6 +64,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 M1B, M7B = "llama-3.2-1b", "llama-2-7b"  # 1B: tied embeddings; 7B: untied (what TP shards cleanly)
 
@@ -245,8 +246,7 @@ def tp_plans(sp: bool):
     """(root plan, per-layer plan) for a Hugging Face Llama, torchtitan's (torchtitan/models/llama3/
     infra/parallelize.py, apply_tp) with Hugging Face's module names."""
     from torch.distributed.tensor import Replicate, Shard
-    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
-                                                   SequenceParallel)
+    from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, RowwiseParallel, SequenceParallel
 
     seq = Shard(1) if sp else Replicate()
     root = {"model.embed_tokens": RowwiseParallel(input_layouts=Replicate(), output_layouts=seq),

@@ -24,6 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_io import write_json  # noqa: E402  (all-or-nothing JSON write)
+
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 

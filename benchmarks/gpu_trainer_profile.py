@@ -16,8 +16,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_kernel_profile as kp  # noqa: E402
-from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 import gpu_trainer_runs as tr  # noqa: E402
+from bench_io import kernel_times, write_json  # noqa: E402  (profiler kernel table, all-or-nothing JSON write)
 
 
 def main():

@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from bench_io import cuda_median_ms, write_json  # noqa: E402  (CUDA-event timer, all-or-nothing JSON write)
+
 CONFIG_DIR = os.path.join(HERE, "..", "tests", "data", "hf_configs")
 
 # name, config, recipe, attention, recompute, micro-batch, sequence length, optimizer

@@ -77,6 +77,7 @@ def edit_latency_ms(edits=20) -> list[float]:
     os.environ.setdefault("PLANNER_USER_DIR", tempfile.mkdtemp())
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop
+
     from planner_app.app import build_window, create_app
     app = create_app()
     win = build_window()

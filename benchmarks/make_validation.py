@@ -80,8 +80,8 @@ def time_section(out):
 
 
 def inference_section(out):
-    from planner_app.core.models.hf_config import load_hf_config
     from planner_app.core.inference.memory import inference_memory
+    from planner_app.core.models.hf_config import load_hf_config
     from planner_app.core.training.setup import InferenceSetup
 
     runs = load("training_runs_h200.json")["inference"]
@@ -127,8 +127,8 @@ def generate_section(out):
 
 
 def published_memory_section(out):
-    from planner_app.core.training.memory import model_states
     from planner_app.core.training.setup import recipe_bytes
+    from planner_app.core.training.states import model_states
 
     rb = recipe_bytes("mixed-bf16", "deepspeed")
     out.append("## Published memory formulas\n")

@@ -130,7 +130,7 @@ def measured(case: dict) -> dict:
 def rows_for(data: dict, db) -> list[dict]:
     """One row per case of one run: mapping, estimate and measurement (None where not measured)."""
     from planner_app.core.errors import InputError
-    from planner_app.core.training.states import CUBLAS_WORKSPACE_BYTES
+    from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
     from planner_app.service.estimate import estimate_from_options
 
     info, rows = data["info"], []
@@ -168,7 +168,8 @@ def predictions(world: int, db, hsdp_replicate: int = 0) -> list[dict]:
     """The engine's numbers for every case of benchmarks/gpu_multi_runs.py at ``world`` GPUs, before
     any measurement (what a run should be compared with)."""
     import gpu_multi_runs
-    from planner_app.core.training.states import CUBLAS_WORKSPACE_BYTES
+
+    from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
     from planner_app.service.estimate import estimate_from_options
 
     replicate = hsdp_replicate or (2 if world >= 4 else 1)  # gpu_multi_runs.py's default

@@ -22,7 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.training.estimate import Hardware  # noqa: E402
+from planner_app.core.hardware.machine import Hardware  # noqa: E402
 from planner_app.core.models.flops import narayanan_flops_per_iteration  # noqa: E402
 from planner_app.core.models.spec import ModelSpec  # noqa: E402
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup  # noqa: E402

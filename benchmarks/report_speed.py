@@ -23,8 +23,9 @@ def main() -> int:
     from pypdf import PdfReader
 
     from planner_app import scenario
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
     from planner_app.report.pdf import ensure_app, report_font_family
+    from planner_app.report.writer import write_report
     from planner_app.specdb.catalog import shipped_db
 
     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.core.training.estimate import Hardware  # noqa: E402
+from planner_app.core.hardware.machine import Hardware  # noqa: E402
 from planner_app.core.training.setup import ParallelPlan  # noqa: E402
 from planner_app.core.training.timing import step_time  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402

@@ -200,7 +200,7 @@ def dumps(sc: dict) -> str:
 
 def save(sc: dict, path: str) -> None:
     """Validate, then write atomically (a temporary file renamed over the target)."""
-    from planner_app.specdb.importers import atomic_write_text
+    from planner_app.atomic import atomic_write_text
 
     validate(sc, path)
     atomic_write_text(path, dumps(sc))

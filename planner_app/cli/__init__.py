@@ -31,8 +31,8 @@ class Parser(argparse.ArgumentParser):
 # Arguments of single commands (not estimate options): declared like the table's options and
 # checked by the same code (service/options.py check_value).
 def _command_options():
+    from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
     from planner_app.core.plans.cost import PRICE_KINDS
-    from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
     from planner_app.service.options import MAX_GPUS, Option
     return {
         "max_gpus": Option("max_gpus", "int", "largest GPU count to consider", minimum=1, maximum=MAX_GPUS),
@@ -91,7 +91,7 @@ HELP = {
 
 def _document(parser) -> None:
     """Every option of every command gets a help line and shows its default."""
-    from planner_app.service.estimate import OPTION_DEFAULTS
+    from planner_app.service.options import OPTION_DEFAULTS
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -391,10 +391,10 @@ def _models(args) -> int:
 
 
 def _specs(args) -> int:
-    from planner_app.service.catalog import open_catalog
     import csv
 
     from planner_app.core.errors import InputError
+    from planner_app.service.catalog import open_catalog
 
     if args.kind == "import":
         from planner_app.cli import specs_import

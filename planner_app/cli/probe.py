@@ -9,10 +9,15 @@ from dataclasses import asdict
 from planner_app.probe import nvml
 from planner_app.probe.runner import ProbeError, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts
-
-from planner_app.service.validation import (compare_validation, estimate_case,  # noqa: F401 - the CLI's names
-                                          match_gpu, model_gemm_shapes, parse_validate_args, record_validation,
-                                          validation_case)
+from planner_app.service.validation import (
+    compare_validation,
+    estimate_case,
+    match_gpu,
+    model_gemm_shapes,
+    parse_validate_args,
+    record_validation,
+    validation_case,
+)
 
 
 def _names(text) -> list[str]:

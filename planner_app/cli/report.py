@@ -6,9 +6,9 @@ import sys
 
 def run(args) -> int:
     from planner_app import scenario
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import format_for, write_report
     from planner_app.service.catalog import open_catalog
-    from planner_app.report import build_report, write_report
-    from planner_app.report.writer import format_for
 
     sc = scenario.load(args.scenario)
     fmt = format_for(args.output, getattr(args, "format", None))

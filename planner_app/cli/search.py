@@ -94,7 +94,7 @@ def format_text(model, tokens: float, res, assumptions: list | None = None, conv
 
 def scaling_request(args) -> ScalingRequest:
     """The service request for the parsed ``scaling`` options."""
-    from planner_app.service.estimate import OPTION_DEFAULTS
+    from planner_app.service.options import OPTION_DEFAULTS
 
     if args.nodes:
         try:

@@ -11,8 +11,8 @@ EXIT_NONE = 2
 
 def run(args, db) -> int:
     from planner_app.cli.serve import _request
-    from planner_app.service.estimate import json_safe
     from planner_app.core.errors import InputError
+    from planner_app.service.estimate import json_safe
     from planner_app.service.serving_search import request_for_search, run_slo_search
 
     if args.ttft_ms is None or args.tpot_ms is None:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from planner_app.core.hardware.compute import Efficiency, default_efficiency
 from planner_app.core.errors import InputError
+from planner_app.core.hardware.compute import Efficiency, default_efficiency
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
 DTYPE_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8}

@@ -13,8 +13,8 @@ import math
 import re
 import shlex
 
-from planner_app.core.hardware.collectives import COLLECTIVES, bus_factor
 from planner_app.core.errors import InputError
+from planner_app.core.hardware.collectives import COLLECTIVES, bus_factor
 from planner_app.core.hardware.network import topology
 from planner_app.specdb.schema import SpecDataError
 

@@ -12,9 +12,9 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from planner_app import __version__, ENGINE_VERSION
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
+from planner_app import ENGINE_VERSION, __version__
 from planner_app.core.errors import InputError
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
 
@@ -217,7 +217,8 @@ def _spec_data_version(db) -> dict:
 
 # ---- scaling ------------------------------------------------------------------------------
 def _request(opts: dict, db):
-    from planner_app.service.estimate import OPTION_DEFAULTS, build_request
+    from planner_app.service.estimate import build_request
+    from planner_app.service.options import OPTION_DEFAULTS
 
     return build_request(SimpleNamespace(**{**OPTION_DEFAULTS, **opts}), db)
 

@@ -11,9 +11,23 @@ import os
 import sys
 
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
-from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QGuiApplication, QPageLayout,
-                           QPageSize, QPainter, QPainterPath, QPdfWriter, QPen, QPyTextObject, QTextCharFormat,
-                           QTextDocument, QTextFormat)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPdfWriter,
+    QPen,
+    QPyTextObject,
+    QTextCharFormat,
+    QTextDocument,
+    QTextFormat,
+)
 
 from planner_app.report import charts as C
 from planner_app.report.html import render_parts

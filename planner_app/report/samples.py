@@ -23,8 +23,9 @@ def main(argv=None) -> int:
         only = set(argv[argv.index("--only") + 1:])
         argv = argv[:argv.index("--only")]
     from planner_app import scenario
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
     from planner_app.report.pdf import ensure_app
+    from planner_app.report.writer import write_report
     from planner_app.specdb.catalog import shipped_db
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

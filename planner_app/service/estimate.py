@@ -6,15 +6,24 @@ from __future__ import annotations
 import math
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.estimate import Overrides, estimate_inference, estimate_training
-from planner_app.core.training.setup import InferenceSetup, TrainingSetup
+from planner_app.core.inference.estimate import estimate_inference
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.training.estimate import Overrides, estimate_training
+from planner_app.core.training.setup import InferenceSetup, TrainingSetup
+
 # The estimate options, their defaults and the modes they apply to are declared once in
 # service/options.py (the CLI's option names; scenario files and the GUI use the same names).
-from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options  # noqa: F401
+from planner_app.service.options import INFERENCE_ONLY, OPTION_DEFAULTS, TRAINING_ONLY, check_options
+from planner_app.service.resolve import (
+    check_attention,
+    default_attention,
+    default_recipe,
+    default_seq_len,
+    resolve_hardware,
+    resolve_model,
+    resolve_plan,
+)
 from planner_app.service.results import check_achieved_tflops, check_estimate, check_price_mix
-from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
-                                         resolve_hardware, resolve_model, resolve_plan)
 
 
 def load_calibration(name):

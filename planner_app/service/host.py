@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import json
 
-from planner_app.core.training.checkpoint import (DEFAULT_INTERVAL_S, DEFAULT_KEPT, DEFAULT_WRITE_GB_S_PER_NODE,
-                                         CheckpointPlan, checkpoint_cost, checkpoint_sizes)
 from planner_app.core.errors import InputError
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.training.checkpoint import (
+    DEFAULT_INTERVAL_S,
+    DEFAULT_KEPT,
+    DEFAULT_WRITE_GB_S_PER_NODE,
+    CheckpointPlan,
+    checkpoint_cost,
+    checkpoint_sizes,
+)
 from planner_app.core.training.host import HostRates, host_ram, input_pipeline, loader_pinned_bytes
 from planner_app.core.training.setup import recipe_bytes
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
 
 def load_host_probe(path: str | None) -> dict | None:

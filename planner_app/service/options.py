@@ -11,13 +11,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner_app.core.plans.cost import PRICE_KINDS
 from planner_app.core.errors import InputError
-from planner_app.core.training.lora import FINETUNES, LORA_DTYPES
+from planner_app.core.plans.cost import PRICE_KINDS
 from planner_app.core.serving.engine import ENGINE_NAMES, GPU_MEMORY_UTILIZATION, SERVE_KV_DTYPES, SERVE_WEIGHT_DTYPES
-from planner_app.core.training.setup import (ATTENTIONS, FRAMEWORKS, INFERENCE_APIS, KV_DTYPES, OFFLOADS, OPTIMIZER_IMPLS, OPTIMIZERS,
-                                    PP_SCHEDULES, RECIPES, RECOMPUTES, WEIGHT_DTYPES)
 from planner_app.core.text import QT_TRANSLATE_NOOP
+from planner_app.core.training.lora import FINETUNES, LORA_DTYPES
+from planner_app.core.training.setup import (
+    ATTENTIONS,
+    FRAMEWORKS,
+    INFERENCE_APIS,
+    KV_DTYPES,
+    OFFLOADS,
+    OPTIMIZER_IMPLS,
+    OPTIMIZERS,
+    PP_SCHEDULES,
+    RECIPES,
+    RECOMPUTES,
+    WEIGHT_DTYPES,
+)
 
 BOTH = ("training", "inference")
 TRAINING = ("training",)

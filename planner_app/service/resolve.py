@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.estimate import Hardware
+from planner_app.core.hardware.machine import Hardware
 from planner_app.core.models.hf_config import load_hf_config
-from planner_app.core.training.setup import ParallelPlan
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.training.setup import ParallelPlan
 from planner_app.specdb.schema import one_line
 
 DEFAULT_FABRIC = "ib-ndr"

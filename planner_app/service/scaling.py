@@ -38,7 +38,8 @@ class ScalingOutput:
 
 
 def _options(options: dict) -> SimpleNamespace:
-    from planner_app.service.estimate import OPTION_DEFAULTS, apply_cli_defaults
+    from planner_app.service.estimate import apply_cli_defaults
+    from planner_app.service.options import OPTION_DEFAULTS
 
     unknown = sorted(set(options) - set(OPTION_DEFAULTS))
     if unknown:

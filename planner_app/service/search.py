@@ -9,13 +9,19 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.errors import InputError
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
 from planner_app.core.plans.search import Candidate, SearchResult, candidate_from_instance, estimate_command, search
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.service.resolve import (check_attention, default_attention, default_recipe, default_seq_len,
-                                         resolve_hardware, resolve_model)
+from planner_app.service.resolve import (
+    check_attention,
+    default_attention,
+    default_recipe,
+    default_seq_len,
+    resolve_hardware,
+    resolve_model,
+)
 
 OPTIMIZER_LABELS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "sgd-momentum": "SGD with momentum",
                     "adafactor": "Adafactor", "adamw-8bit": "8-bit AdamW"}
@@ -107,7 +113,7 @@ def _workload_defaults(request: SearchRequest, candidates: list[Candidate], mode
     ``estimate`` would use for the same workload. The recipe groups map each recipe to its
     candidates: one group when a recipe is given or the machines share a default, else one per
     default (a T4 runs fp16 autocast, an A10 bf16)."""
-    from planner_app.service.estimate import OPTION_DEFAULTS
+    from planner_app.service.options import OPTION_DEFAULTS
 
     framework = request.framework or OPTION_DEFAULTS["framework"]
     optimizer = request.optimizer or OPTION_DEFAULTS["optimizer"]

@@ -7,11 +7,11 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from planner_app.core.serving import engine as sv
-from planner_app.core.serving import benchmark as sb
-from planner_app.core.serving import support as serving_support
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
 from planner_app.core.errors import InputError
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
+from planner_app.core.serving import benchmark as sb
+from planner_app.core.serving import engine as sv
+from planner_app.core.serving import support as serving_support
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.service.resolve import resolve_hardware, resolve_model
 

@@ -10,13 +10,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from planner_app.core.errors import InputError
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving import support
-from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.service.resolve import resolve_hardware, resolve_model
-from planner_app.service.serving import (ServeRequest, check_traffic, deployment, engine_settings,
-                                         instance_price_usd)
+from planner_app.service.serving import ServeRequest, check_traffic, deployment, engine_settings, instance_price_usd
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)

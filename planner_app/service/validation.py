@@ -4,7 +4,6 @@ the Probe page), the model-shaped GEMMs a probe measures for it, and the validat
 calibration profile is checked against (probe/calibration.py ``guard_profile``)."""
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from planner_app.core.errors import InputError
 
@@ -49,10 +48,11 @@ def _setup(settings: dict):
 def estimate_case(model, settings: dict, gpu, efficiency=None):
     """The engine's estimate of a validation run; ``efficiency``: a calibration profile's
     efficiencies (None: the defaults)."""
-    from planner_app.core.training.estimate import Hardware, estimate_training
+    from planner_app.core.hardware.machine import Hardware, MeasuredEfficiency
+    from planner_app.core.training.estimate import estimate_training
     from planner_app.core.training.setup import ParallelPlan
 
-    cal = SimpleNamespace(efficiency=efficiency) if efficiency is not None else None
+    cal = MeasuredEfficiency(efficiency) if efficiency is not None else None
     return estimate_training(model, Hardware(gpu=gpu, calibration=cal), _setup(settings), ParallelPlan(), extras=False)
 
 

@@ -11,7 +11,7 @@ import os
 import re
 import time
 
-from planner_app.atomic import atomic_write_text  # noqa: F401  (re-exported: callers import it from here)
+from planner_app.atomic import atomic_write_text
 from planner_app.core.errors import InputError
 from planner_app.specdb.schema import FILES, SpecDataError
 

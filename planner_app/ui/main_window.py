@@ -8,8 +8,18 @@ from functools import partial
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
-from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QListWidget, QMainWindow, QMessageBox,
-                               QProgressDialog, QStackedWidget, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QMessageBox,
+    QProgressDialog,
+    QStackedWidget,
+    QWidget,
+)
 
 from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.document import ScenarioDocument, clear_autosave
@@ -359,7 +369,8 @@ class MainWindow(QMainWindow):
         i18n.translator(lang)  # load the catalogue here, on the GUI thread, not on the worker
 
         def task(progress, cancelled):
-            from planner_app.report import build_report, write_report
+            from planner_app.report.model import build_report
+            from planner_app.report.writer import write_report
             progress(0.05, "building")
             rep = build_report(sc, db, lang=lang)
             return write_report(rep, path, fmt, paper, progress=lambda f, t="": progress(0.2 + 0.8 * f, t))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
 
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.i18n import LANGUAGES
 from planner_app.ui.fields import ChoiceField, NumberField
 

@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBox
 
 from planner_app import scenario
 from planner_app.service.estimate import estimate_from_options
-from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -218,8 +218,8 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
 
     from PySide6.QtWidgets import QApplication
 
-    from planner_app.service.estimate import estimate_from_args
     from planner_app.cli import build_parser
+    from planner_app.service.estimate import estimate_from_args
     sp = window.search_page
     window.nav.setCurrentRow(4)
     _search_by_clicking(sp, qtbot)
@@ -270,7 +270,7 @@ def test_search_at_another_basis_and_without_prices(window, qtbot):
     assert sp.chart.axis_label("left") == "cost (USD, 1-year reserved)"
     assert len(sp.chart._all.data) == sum(p["cost"]["usd"] is not None for p in sp.result.plans) > 0
     # readable tick labels on the USD axis, never 4e+06
-    from planner_app.ui.charts.lines import readable_ticks
+    from planner_app.ui.charts.base import readable_ticks
     assert readable_ticks([4e6, 4.5e6], 5e5) == ["4,000,000", "4,500,000"]
     assert readable_ticks([0.5, 1.0], 0.5) == ["0.5", "1.0"]
     axis = sp.chart.plot.getAxis("left")

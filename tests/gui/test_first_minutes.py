@@ -130,8 +130,8 @@ def test_headroom_and_the_users_margin(window, qtbot):
 
 
 def test_search_keeps_the_memory_margin():
-    from planner_app.service.search import build_candidates
     from planner_app.core.plans.search import search
+    from planner_app.service.search import build_candidates
     from planner_app.specdb.catalog import shipped_db
     db = shipped_db()
     from planner_app.service.resolve import resolve_model
@@ -176,7 +176,7 @@ def test_example_title_and_notes_give_way_when_the_model_changes(window, qtbot):
     assert meta["title"] == "llama-3.1-8b training sizing" and meta["notes"] == ""
     assert wp.meta_fields["title"].text() == meta["title"]
     # the report is built from the same document: it carries the new title
-    from planner_app.report import build_report
+    from planner_app.report.model import build_report
     rep = build_report(window.doc.snapshot(), window.db)
     assert "llama-3.1-8b training sizing" in str(rep.title if hasattr(rep, "title") else rep)
     # a title the user writes stays through later edits

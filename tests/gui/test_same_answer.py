@@ -8,14 +8,14 @@ import json
 import shlex
 
 import pytest
+from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from planner_app.cli import main
-from planner_app.service.estimate import OPTION_DEFAULTS
+from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.service.resolve import default_attention, default_recipe
 from planner_app.ui.pages.hardware import hw_key
-from gui_helpers import plan_shows_search_row  # tests/gui is on sys.path (pytest prepends a test file's folder)
 
 KEYS = (("memory", "peak_bytes"), ("memory", "device_bytes"), ("time", "step_s"), ("time", "train_days"))
 
@@ -25,7 +25,7 @@ def _numbers(est: dict) -> dict:
 
 
 def test_search_plan_estimate_cli_and_report_agree(window, qtbot):
-    from planner_app.report import build_report
+    from planner_app.report.model import build_report
 
     doc, sp = window.doc, window.search_page
     doc.update_workload(model="llama-2-7b", framework=None, recipe=None, attention=None, optimizer=None,

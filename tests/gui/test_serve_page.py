@@ -180,6 +180,7 @@ def test_slo_table_exports_to_csv_with_units(window, qtbot, tmp_path, monkeypatc
     """File > Export Table as CSV on the Serve page writes the search's plans: every serving column,
     units in the headers, the raw numbers of the search."""
     import csv
+
     from PySide6.QtWidgets import QFileDialog
 
     window.doc.update_workload(model="llama-3.1-8b")

@@ -226,9 +226,9 @@ def test_a_probed_host_scales_the_eager_dispatch_cost(db, gpu):
     """The probe's dispatch test (an HF-style RMSNorm module, bench.py) against the reference host:
     a host twice as slow per op doubles launch_s, which is what Hugging Face generate() waits for; the
     reference host's own figure leaves it as it is; the never-worse rule blends it back like the rest."""
-    from planner_app.core.training.estimate import Hardware
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.training.setup import InferenceSetup
-    from planner_app.core.training.timing import inference_time
+    from planner_app.core.inference.timing import inference_time
     from planner_app.probe.calibration import REFERENCE_DISPATCH_US_PER_OP, blend_efficiency
 
     ref = _load("dispatch_h200.json")

@@ -82,8 +82,9 @@ def test_storage_bandwidth_measures_and_cleans_up(tmp_path):
 
 def test_decode_rate_uses_imagenet_sized_jpegs():
     jpegs = host.make_jpegs(3)
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     assert Image.open(io.BytesIO(jpegs[0])).size == host.JPEG_SIZE
     assert all(60e3 < len(j) < 200e3 for j in jpegs)  # ImageNet's mean is 115 kB

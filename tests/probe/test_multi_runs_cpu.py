@@ -147,6 +147,7 @@ def test_tensor_parallel_ranks_hold_the_engine_shard_plus_replicated_norms(run, 
 def test_the_accuracy_script_maps_every_case_of_the_run(run):
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import multi_accuracy
+
     from planner_app.service.catalog import open_catalog
 
     rows = multi_accuracy.rows_for(run, open_catalog())

@@ -173,7 +173,8 @@ def test_throttling_power_and_pcie_flags():
 
 
 def test_calibration_profile_replaces_the_default_efficiencies(db, tmp_path):
-    from planner_app.core.training.estimate import Hardware, estimate_training
+    from planner_app.core.hardware.machine import Hardware
+    from planner_app.core.training.estimate import estimate_training
     from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 
     res = _load("probe_h200.json")

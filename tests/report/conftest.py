@@ -3,7 +3,6 @@ installed, pypdf otherwise), PDFs of the example scenarios made once per session
 import os
 
 import pytest
-
 from report_helpers import pdf_text
 
 
@@ -18,7 +17,8 @@ def app():
 def example_pdfs(app, db, tmp_path_factory):
     """{example path: (pdf path, report, text)} for every example scenario, A4, English."""
     from planner_app import scenario
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     out = tmp_path_factory.mktemp("reports")
     made = {}

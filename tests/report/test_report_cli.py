@@ -3,11 +3,10 @@ import json
 import os
 
 import pytest
+from report_helpers import pdf_text
 
 from planner_app import scenario
 from planner_app.cli import main
-
-from report_helpers import pdf_text
 
 EXAMPLES = scenario.examples()
 
@@ -80,7 +79,9 @@ def test_read_only_folder_leaves_nothing(tmp_path, capsys):
 
 def test_failure_mid_write_leaves_the_old_report_and_no_partial_file(app, db, tmp_path, monkeypatch):
     """A crash while the PDF is being written: the old report stays, no temporary file."""
-    from planner_app.report import build_report, pdf, write_report
+    from planner_app.report import pdf
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     out = tmp_path / "r.pdf"
     out.write_bytes(b"%PDF-old")
@@ -117,7 +118,8 @@ def test_unknown_paper_and_format_are_usage_errors(tmp_path, capsys):
 
 def test_write_report_refuses_bad_arguments(db, tmp_path):
     from planner_app.core.errors import InputError
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     rep = build_report(scenario.load(EXAMPLES[0]), db)
     with pytest.raises(InputError):
@@ -164,7 +166,7 @@ def test_many_reports_in_one_process(tmp_path):
     import sys
 
     code = ("import os; os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen'); "
-            "from planner_app import scenario; from planner_app.report import build_report, write_report; "
+            "from planner_app import scenario; from planner_app.report.model import build_report; from planner_app.report.writer import write_report; "
             "from planner_app.specdb.catalog import shipped_db; db = shipped_db(); "
             f"rep = build_report(scenario.load({EXAMPLES[-1]!r}), db); "
             f"[write_report(rep, os.path.join({str(tmp_path)!r}, 'r.pdf'), 'pdf') for _ in range(60)]; "

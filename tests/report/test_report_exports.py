@@ -18,7 +18,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def _report(db, path, lang="en"):
-    from planner_app.report import build_report
+    from planner_app.report.model import build_report
 
     return build_report(scenario.load(path), db, lang=lang)
 
@@ -35,7 +35,7 @@ class _Tags(HTMLParser):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_html_is_self_contained_with_inline_svg_charts(app, db, tmp_path, path):
-    from planner_app.report import write_report
+    from planner_app.report.writer import write_report
 
     rep = _report(db, path)
     out = tmp_path / "r.html"
@@ -56,12 +56,12 @@ def test_html_is_self_contained_with_inline_svg_charts(app, db, tmp_path, path):
 
 
 def test_html_in_chinese(app, db, tmp_path):
-    from planner_app.report import write_report
+    from planner_app.report.writer import write_report
     from planner_app.report.zh_cn import STRINGS
 
     sc = scenario.load(TRAINING)
     sc["meta"]["title"] = "七百亿参数模型预训练"
-    from planner_app.report import build_report
+    from planner_app.report.model import build_report
 
     out = tmp_path / "r.html"
     write_report(build_report(sc, db, lang="zh_CN"), str(out), "html")
@@ -71,7 +71,7 @@ def test_html_in_chinese(app, db, tmp_path):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_json_holds_the_scenario_and_the_estimates(db, tmp_path, path):
-    from planner_app.report import write_report
+    from planner_app.report.writer import write_report
 
     rep = _report(db, path)
     out = tmp_path / "r.json"
@@ -89,7 +89,7 @@ def test_json_holds_the_scenario_and_the_estimates(db, tmp_path, path):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_csv_one_row_per_plan(db, tmp_path, path):
-    from planner_app.report import write_report
+    from planner_app.report.writer import write_report
 
     rep = _report(db, path)
     out = tmp_path / "r.csv"
@@ -119,7 +119,8 @@ def test_csv_one_row_per_plan(db, tmp_path, path):
 
 
 def test_csv_marks_failed_plans(db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     sc = scenario.load(TRAINING)
     sc["plans"].append({"name": "bad", "instance": "no-such-instance"})
@@ -169,7 +170,7 @@ def test_inference_report_has_no_scaling(db):
 
 
 def test_report_model_does_not_import_qt():
-    code = ("import sys; from planner_app import scenario; from planner_app.report import build_report; "
+    code = ("import sys; from planner_app import scenario; from planner_app.report.model import build_report; "
             "from planner_app.report.exports import to_csv, to_json; "
             "from planner_app.specdb.catalog import shipped_db; "
             f"r = build_report(scenario.load({TRAINING!r}), shipped_db()); to_csv(r); to_json(r); "
@@ -179,10 +180,11 @@ def test_report_model_does_not_import_qt():
 
 
 def test_calibration_section(app, db, tmp_path, monkeypatch):
-    from planner_app.report import build_report, write_report
-    from planner_app.specdb.userdb import UserDB
-
     from report_helpers import pdf_text
+
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
+    from planner_app.specdb.userdb import UserDB
 
     monkeypatch.setenv("PLANNER_USER_DIR", str(tmp_path))
     with open(os.path.join(ROOT, "tests", "data", "probe_h200.json"), encoding="utf-8") as f:
@@ -212,7 +214,8 @@ SERVE_EXAMPLE = [p for p in EXAMPLES if "train-and-serve" in p][0]
 
 
 def _csv_of(db, sc, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     out = tmp_path / "r.csv"
     write_report(build_report(sc, db), str(out))

@@ -6,10 +6,9 @@ import re
 
 import pytest
 from pypdf import PdfReader
+from report_helpers import pdf_text, squash
 
 from planner_app import scenario, units
-
-from report_helpers import pdf_text, squash
 
 EXAMPLES = scenario.examples()
 HEADINGS = ("Recommendation", "Inputs", "Compared plans", "Memory per GPU", "Assumptions", "Data sources", "Notes")
@@ -123,7 +122,8 @@ def test_charts_are_vector_drawings(path, example_pdfs):
 
 
 def test_letter_paper(app, db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     rep = build_report(scenario.load(EXAMPLES[0]), db)
     out = str(tmp_path / "letter.pdf")
@@ -141,8 +141,9 @@ def _zh_scenario():
 
 
 def test_chinese_title_and_fixed_strings_survive_the_round_trip(app, db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
     from planner_app.report.text import Strings
+    from planner_app.report.writer import write_report
     from planner_app.report.zh_cn import STRINGS
 
     out = str(tmp_path / "zh.pdf")
@@ -165,7 +166,8 @@ def test_chinese_title_and_fixed_strings_survive_the_round_trip(app, db, tmp_pat
 
 
 def test_chinese_title_in_an_english_report(app, db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     out = str(tmp_path / "en.pdf")
     write_report(build_report(_zh_scenario(), db, lang="en"), out, "pdf", "A4")
@@ -175,7 +177,9 @@ def test_chinese_title_in_an_english_report(app, db, tmp_path):
 
 def test_every_fixed_string_has_a_chinese_translation(app, db, monkeypatch, tmp_path):
     """Render every kind of report in zh_CN and record strings with no Chinese."""
-    from planner_app.report import build_report, text, write_report
+    from planner_app.report import text
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
     from planner_app.report.zh_cn import STRINGS
 
     missing = set()
@@ -197,7 +201,8 @@ def test_every_fixed_string_has_a_chinese_translation(app, db, monkeypatch, tmp_
 
 
 def test_a_failing_plan_shows_its_error(app, db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     sc = scenario.load(EXAMPLES[0])
     sc["plans"].append({"name": "Mystery GPU", "gpu": "no-such-gpu-9000", "gpus": 8})
@@ -215,7 +220,8 @@ def test_a_failing_plan_shows_its_error(app, db, tmp_path):
 
 
 def test_progress_is_reported(app, db, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     seen = []
     write_report(build_report(scenario.load(EXAMPLES[0]), db), str(tmp_path / "p.pdf"), "pdf", "A4",

@@ -9,12 +9,12 @@ import json
 import os
 
 import pytest
+from report_helpers import pdf_text, squash
 
 from planner_app import scenario
 from planner_app.cli import main
 from planner_app.core.errors import InputError
 from planner_app.specdb.schema import SpecDataError
-from report_helpers import pdf_text, squash
 
 EXAMPLE = os.path.join(scenario.example_dir(), "china-70b-train-and-serve-aws-alibaba-tencent.json")
 TRAINING = os.path.join(scenario.example_dir(), "llama-70b-pretraining-three-clouds.json")
@@ -34,7 +34,7 @@ def _cli_serve(sc: dict, hardware: dict) -> dict:
 
 
 def _report(db, sc, lang="en"):
-    from planner_app.report import build_report
+    from planner_app.report.model import build_report
 
     return build_report(sc, db, lang=lang)
 
@@ -99,7 +99,8 @@ def test_both_languages_show_the_numbers(app, db, example, lang):
 
 
 def test_chinese_pdf_holds_the_serving_section(app, db, example, tmp_path):
-    from planner_app.report import build_report, write_report
+    from planner_app.report.model import build_report
+    from planner_app.report.writer import write_report
 
     out = str(tmp_path / "zh.pdf")
     rep = build_report(example, db, lang="zh_CN")

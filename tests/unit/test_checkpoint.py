@@ -7,9 +7,14 @@ import os
 
 import pytest
 
-from planner_app.core.training.checkpoint import (CheckpointPlan, checkpoint_cost, checkpoint_sizes, param_tensor_count,
-                                         state_dict_keys)
 from planner_app.core.errors import InputError
+from planner_app.core.training.checkpoint import (
+    CheckpointPlan,
+    checkpoint_cost,
+    checkpoint_sizes,
+    param_tensor_count,
+    state_dict_keys,
+)
 from planner_app.core.training.setup import recipe_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -16,11 +16,12 @@ import math
 import numpy as np
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.estimate import Hardware
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.search import memory_columns
-from planner_app.core.training.setup import OPTIMIZER_IMPLS, OPTIMIZERS, RECIPES, ParallelPlan, TrainingSetup
 from planner_app.core.plans.sweep_time import step_time_vec
+from planner_app.core.training.memory import training_memory
+from planner_app.core.training.setup import OPTIMIZER_IMPLS, OPTIMIZERS, RECIPES, ParallelPlan, TrainingSetup
 from planner_app.core.training.timing import step_time
 
 SEED = 13

@@ -13,13 +13,12 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from planner_app.core.models import layers_families
-from planner_app.core.models import layers_hf
-from planner_app.core.training import lora
 from planner_app.core.errors import InputError
+from planner_app.core.models import layers_families, layers_hf
 from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.models.hf_families import FAMILIES
 from planner_app.core.models.trace import SEQ
+from planner_app.core.training import lora
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")

@@ -9,7 +9,6 @@ import json
 import math
 import os
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden_estimates.json")
 REL, ABS = 1e-9, 1e-6

@@ -11,7 +11,7 @@ import pytest
 from planner_app.core.hardware import compute
 from planner_app.core.models import layers_hf
 from planner_app.core.models.hf_config import load_hf_config
-from planner_app.core.models.layers_hf import HFLayerSpec
+from planner_app.core.models.hf_ops import HFLayerSpec
 from planner_app.core.models.trace import simulate
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -45,9 +45,11 @@ def test_grouped_experts_are_marked_and_slower_than_one_dense_gemm():
     model, prof = _profile("qwen3-30b-a3b")
     grouped = [g for g in prof.gemms if len(g) > 5 and g[5]]
     assert len(grouped) == 2 and all(g[5] == pytest.approx(model.top_k / model.experts) for g in grouped)
-    from planner_app.specdb.catalog import shipped_db
     import dataclasses
+
     import numpy as np
+
+    from planner_app.specdb.catalog import shipped_db
     gpu = shipped_db().gpu("h200-sxm")
     eff = compute.default_efficiency(gpu)
     f = np.ones(len(prof.mem_ops[0]) if len(prof.mem_ops) else 8)
@@ -70,8 +72,8 @@ def test_rotary_ops_run_as_non_vectorised_kernels():
     (NON_VECTORISED_BW_FRACTION), the MLP's element-wise ops are not."""
     import os
 
-    from planner_app.core.training.activations import model_profiles
     from planner_app.core.models.hf_config import load_hf_config
+    from planner_app.core.training.activations import model_profiles
 
     path = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs", "llama-3.2-1b.json")
     m = load_hf_config(path)
@@ -88,9 +90,9 @@ def test_sink_rows_run_at_the_unaligned_rate():
     import json
     import os
 
-    from planner_app.core.training.activations import model_profiles
     from planner_app.core.hardware.compute import UNALIGNED_ROW_SPEED
     from planner_app.core.models.hf_config import load_hf_config
+    from planner_app.core.training.activations import model_profiles
 
     data = os.path.join(os.path.dirname(__file__), "..", "data")
     m = load_hf_config(os.path.join(data, "hf_configs", "gpt-oss-20b.json"))

@@ -1,11 +1,11 @@
-"""Hugging Face eager decoding time (core/timing.inference_time): the GPU part against the H200's
+"""Hugging Face eager decoding time (core/inference/timing.py inference_time): the GPU part against the H200's
 profiled kernel time, the host bound, DynamicCache's copies and cuDNN's first-call graph builds."""
 import json
 import os
 
 import pytest
 
-from planner_app.core.training import timing
+from planner_app.core.inference import timing
 from planner_app.service.catalog import open_catalog
 from planner_app.service.estimate import estimate_from_options
 
@@ -50,8 +50,8 @@ def test_dynamic_cache_copies_the_cache_every_step(db):
     """The GPU part grows with the cached tokens by 3 reads/writes of the cache (attention + cat)."""
     a = _time(db, batch=32, prompt=1024)["time"]["decode_gpu_s_per_token"]
     b = _time(db, batch=32, prompt=2048)["time"]["decode_gpu_s_per_token"]
-    from planner_app.core.models.hf_config import load_hf_config
     from planner_app.core.inference.memory import kv_bytes_per_token
+    from planner_app.core.models.hf_config import load_hf_config
 
     m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
     bw = 4.8e12 * 0.78  # H200 HBM3e at the element-wise fraction (compute.Efficiency.bw_elementwise)
@@ -80,7 +80,7 @@ def test_generate_peak_memory_matches_the_h200_runs(db):
     """Every generate() run of finetune_runs_h200.json (1B and 7B, batch 16-64): the peak within 2%
     (the prefill's peak holds the prompt's cache, the embeddings' output and the layer's input beside
     the MLP's intermediates: tests/data/generate_memory_peak_h200.json)."""
-    from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES
+    from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 
     with open(os.path.join(DATA, "finetune_runs_h200.json"), encoding="utf-8") as f:
         runs = [c for c in json.load(f)["cases"] if c["name"].startswith("generate") and c.get("use_cache")]
@@ -96,8 +96,8 @@ def test_long_generations_peak_at_the_last_decode_step(db):
     est = _time(db, "llama-2-7b", batch=8, prompt=128, new=8192)
     mem = est["memory"]
     assert mem["breakdown"]["activations"] == 0.0
-    from planner_app.core.models.hf_config import load_hf_config
     from planner_app.core.inference.memory import kv_bytes_per_token
+    from planner_app.core.models.hf_config import load_hf_config
 
     m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
     full_cache = 8 * (128 + 8192) * kv_bytes_per_token(m, "bf16")

@@ -17,8 +17,13 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
-from planner_app.core.models.hf_config import (SUPPORTED_MODEL_TYPES, TYPE_ALIASES, load_hf_config, model_from_hf_config,
-                                        model_to_hf_config)
+from planner_app.core.models.hf_config import (
+    SUPPORTED_MODEL_TYPES,
+    TYPE_ALIASES,
+    load_hf_config,
+    model_from_hf_config,
+    model_to_hf_config,
+)
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 CONFIGS = sorted(glob.glob(os.path.join(DATA, "hf_configs", "*.json")))

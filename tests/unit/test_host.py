@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from planner_app.core.training import host as H
 from planner_app.core.errors import InputError
+from planner_app.core.training import host as H
 
 
 @pytest.fixture(scope="module")

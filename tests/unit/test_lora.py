@@ -11,11 +11,11 @@ import sys
 import pytest
 
 from planner_app.core.errors import InputError
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.training.lora import NF4_BYTES_PER_PARAM, resolve_lora
-from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.core.training.memory import training_memory
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.service.estimate import estimate_from_options
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")

@@ -13,9 +13,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
 from memory_accuracy import case_inputs, measured_peak  # noqa: E402
 
 from planner_app.core.inference.memory import inference_memory  # noqa: E402
+from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 from planner_app.core.training.memory import training_memory  # noqa: E402
 from planner_app.core.training.setup import InferenceSetup  # noqa: E402
-from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "data")
 with open(os.path.join(DATA, "training_runs_h200.json")) as _f:

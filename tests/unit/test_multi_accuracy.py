@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from planner_app import cli
-from planner_app.core.training.states import CUBLAS_WORKSPACE_BYTES
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.service.catalog import open_catalog
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))

@@ -9,7 +9,8 @@ import os
 import pytest
 
 from planner_app.cli import main
-from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES, largest_tensor_elems, training_memory
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
+from planner_app.core.training.memory import largest_tensor_elems, training_memory
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.specdb.catalog import shipped_db
@@ -39,7 +40,7 @@ def test_temporaries_per_implementation():
 def test_measured_adamw_runs(name):
     with open(RUNS, encoding="utf-8") as f:
         case = next(c for c in json.load(f)["cases"] if c["name"] == name)
-    from planner_app.core.training.estimate import Hardware
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.training.timing import step_time
     db = shipped_db()
     model = db.model(case["config"]) if case["config"] in db.model_ids() else None
@@ -76,8 +77,8 @@ def test_bnb_8bit_step_against_its_microbenchmark(optimizer, bnb_name):
     """The bitsandbytes step (elements at the kernel's rate + a host cost per tensor) against every
     parameter set timed on the H200 (tests/data/optimizer_steps_h200.json), Llama-3.2-1B's 146
     real shapes included; and the engine counts those 146 tensors from the model itself."""
-    from planner_app.core.training.checkpoint import param_tensor_count
     from planner_app.core.hardware.compute import bnb_8bit_step_s
+    from planner_app.core.training.checkpoint import param_tensor_count
 
     with open(STEPS, encoding="utf-8") as f:
         data = json.load(f)
@@ -101,7 +102,7 @@ def test_measured_bnb_training_runs(name, optimizer):
     constants come from the microbenchmark above, not from these runs)."""
     with open(RUNS, encoding="utf-8") as f:
         case = next(c for c in json.load(f)["cases"] if c["name"] == name)
-    from planner_app.core.training.estimate import Hardware
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.models.hf_config import model_from_hf_config
     from planner_app.core.training.timing import step_time
     with open(os.path.join(ROOT, "tests", "data", "hf_configs", case["config"] + ".json")) as f:

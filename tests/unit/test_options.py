@@ -12,7 +12,8 @@ from planner_app import scenario
 from planner_app.cli import INFERENCE_ARGS, WORKLOAD_ARGS, build_parser, main
 from planner_app.core.errors import InputError
 from planner_app.service import options
-from planner_app.service.estimate import OPTION_DEFAULTS, estimate_from_options
+from planner_app.service.estimate import estimate_from_options
+from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.specdb.schema import SpecDataError
 
 
@@ -69,7 +70,7 @@ def test_integral_floats_from_json_are_whole_numbers():
 
 
 def test_mode_rules_come_from_the_table():
-    from planner_app.service.estimate import INFERENCE_ONLY, TRAINING_ONLY
+    from planner_app.service.options import INFERENCE_ONLY, TRAINING_ONLY
     assert "weights_dtype" in INFERENCE_ONLY and "zero" in TRAINING_ONLY
     assert not set(INFERENCE_ONLY) & set(TRAINING_ONLY)
 

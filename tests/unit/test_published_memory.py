@@ -2,10 +2,11 @@
 activation formulas of Korthikanti et al. 2022, Table 2."""
 import pytest
 
-from planner_app.core.training.activations import model_profiles
-from planner_app.core.training.memory import model_states, training_memory
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup, recipe_bytes
 from planner_app.core.models.trace import factors
+from planner_app.core.training.activations import model_profiles
+from planner_app.core.training.memory import training_memory
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup, recipe_bytes
+from planner_app.core.training.states import model_states
 
 GB = 1e9
 

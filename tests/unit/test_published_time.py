@@ -7,11 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from planner_app.core.hardware.collectives import bus_factor, busbw_gbps
 from planner_app.core.errors import InputError
-from planner_app.core.training.estimate import Hardware, Overrides, estimate_training
+from planner_app.core.hardware.collectives import bus_factor, busbw_gbps
+from planner_app.core.hardware.machine import Hardware
 from planner_app.core.models.flops import narayanan_flops_per_iteration, training_flops_per_token
 from planner_app.core.models.spec import ModelSpec
+from planner_app.core.training.estimate import Overrides, estimate_training
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.core.training.timing import step_time
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from planner_app import scenario
-from planner_app.service.estimate import estimate_from_options
 from planner_app.core.errors import InputError
+from planner_app.service.estimate import estimate_from_options
 from planner_app.specdb.schema import SpecDataError
 
 

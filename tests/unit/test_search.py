@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from planner_app.core.training.advice import advise
-from planner_app.core.training.estimate import Hardware
-from planner_app.core.training.memory import training_memory
+from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.scaling import scaling_curve
 from planner_app.core.plans.search import candidate_from_instance, enumerate_layouts, gpu_counts, search
+from planner_app.core.training.advice import advise
+from planner_app.core.training.memory import training_memory
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.service.resolve import resolve_hardware
 
@@ -237,7 +237,7 @@ def test_search_text_shows_full_names_the_layout_and_the_basis():
 
 def test_device_overhead_is_one_formula(db):
     """The search's device bytes come from memory.py's overhead (no twin formula)."""
-    from planner_app.core.training.memory import device_bytes, device_overhead
+    from planner_app.core.training.states import device_bytes, device_overhead
 
     m = db.model("llama-3.1-8b")
     setup = TrainingSetup(micro_batch=1, seq_len=8192, global_batch=64, recipe="mixed-bf16", attention="flash",

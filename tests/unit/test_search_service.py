@@ -11,7 +11,8 @@ import shlex
 import pytest
 
 from planner_app.cli import main
-from planner_app.service.estimate import OPTION_DEFAULTS, estimate_from_options
+from planner_app.service.estimate import estimate_from_options
+from planner_app.service.options import OPTION_DEFAULTS
 from planner_app.service.resolve import default_attention, default_recipe
 from planner_app.service.scaling import ScalingRequest, run_scaling
 from planner_app.service.search import SearchRequest, run_search

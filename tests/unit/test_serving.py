@@ -6,14 +6,14 @@ import os
 
 import numpy as np
 import pytest
+from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 from planner_app.cli import main
-from planner_app.core.serving import engine as sv
+from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.models.hf_config import load_hf_config
-from planner_app.core.training.states import CUDA_CONTEXT_BYTES
+from planner_app.core.serving import engine as sv
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import run_slo_search
-from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 CONFIGS = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs")
 

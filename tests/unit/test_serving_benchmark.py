@@ -1,9 +1,9 @@
 """The TTFT a closed-loop benchmark at a fixed concurrency reports (core/serving/benchmark.py, serve's
 ``benchmark``): its opening burst, its mean and median over the run, and the input it takes."""
 import pytest
+from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 from planner_app.cli import main
-from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
 
 
 def test_a_closed_loop_benchmark_sees_its_opening_burst(db):

@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 
 from planner_app.cli import main
+from planner_app.core.errors import InputError
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving import support
-from planner_app.core.errors import InputError
 from planner_app.service.serving import ServeRequest, run_serve
 from planner_app.service.serving_search import request_for_search, run_slo_search
 from planner_app.specdb.catalog import shipped_db

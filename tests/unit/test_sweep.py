@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from planner_app.core.errors import InputError
+from planner_app.core.plans.sweep import memory_peak
 from planner_app.core.training.memory import training_memory
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
-from planner_app.core.plans.sweep import memory_peak
 
 CASES = [("llama-3.1-8b", "mixed-bf16", "adamw", "flash", "megatron"),
          ("llama-2-7b", "amp-bf16", "adamw", "sdpa", "pytorch"),
@@ -49,7 +49,7 @@ def test_vectorised_equals_scalar(db, case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0] + "-" + c[4])
 def test_vectorised_step_time_equals_scalar(db, case):
-    from planner_app.core.training.estimate import Hardware
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.plans.sweep_time import step_time_vec
     from planner_app.core.training.timing import step_time
 

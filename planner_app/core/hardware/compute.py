@@ -31,8 +31,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner_app.core.training.states import is_array, where
-from planner_app.core.models.trace import SLOTS, TPS, W
+from planner_app.core.arrays import is_array, where
+from planner_app.core.models.trace import TPS
 
 
 @dataclass(frozen=True)
@@ -396,5 +396,3 @@ def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff:
     bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise * factor
     return where(params_local > 0, params_local * per / bw + OPTIMIZER_STEP_LAUNCHES * eff.launch_s, 0.0)
 
-
-__all__ = ["Efficiency", "default_efficiency", "layer_time", "optimizer_step_s", "gemm_time_s", "SLOTS", "W"]

@@ -5,6 +5,10 @@ from dataclasses import dataclass, field
 
 from planner_app.core.errors import InputError
 
+# The device runtime outside the model (measured on the H200, torch 2.11):
+CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
+CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)
+
 # NVML reports slightly less than the nominal GiB (H200: 143,771 MiB of 144,384): the
 # usable capacity is the datasheet size in GiB times this factor.
 NVML_CAPACITY_FACTOR = 0.9958

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.memory import CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES, FRAGMENTATION
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES
 from planner_app.core.training.setup import KV_BYTES, WEIGHT_BYTES, InferenceSetup
+from planner_app.core.training.states import FRAGMENTATION
 
 # Quantised weights carry scales: int4/fp8 group-wise scales (e.g. AWQ/GPTQ group 128 with
 # a 16-bit scale and zero point: 4 bytes per 128 weights).

@@ -13,7 +13,6 @@ import os
 
 from planner_app.core.errors import InputError
 from planner_app.core.models.hf_families import FAMILIES, family_config, family_model
-from planner_app.core.models.hf_fields import get as _get  # noqa: F401 - kept for callers of the old name
 from planner_app.core.models.hf_fields import get_int, get_prob
 from planner_app.core.models.spec import ModelSpec
 

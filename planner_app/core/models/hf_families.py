@@ -9,8 +9,17 @@ of ``configuration_<type>.py`` (hf_fields.TYPE_DEFAULTS).
 from __future__ import annotations
 
 from planner_app.core.errors import InputError
-from planner_app.core.models.hf_fields import (TYPE_DEFAULTS, field, get, get_bool, get_int, get_positive_or_off,
-                                        get_prob, rotary_fraction, sliding_layer_count)
+from planner_app.core.models.hf_fields import (
+    TYPE_DEFAULTS,
+    field,
+    get,
+    get_bool,
+    get_int,
+    get_positive_or_off,
+    get_prob,
+    rotary_fraction,
+    sliding_layer_count,
+)
 from planner_app.core.models.spec import ModelSpec
 
 LLAMA_FAMILIES = ("gemma", "gemma2", "gemma3_text", "phi3", "qwen3", "glm4", "olmo2", "granite")

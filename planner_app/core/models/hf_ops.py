@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T, Trace
+from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, T, Trace, W
 
 QLORA_COMPUTE_BYTES = 2  # bnb_4bit_compute_dtype=torch.bfloat16, as the QLoRA paper and PEFT's examples
 

@@ -12,8 +12,14 @@ tests/unit/test_family_traces.py) and whole-model Trainer runs
 """
 from __future__ import annotations
 
-from planner_app.core.models.hf_ops import (HFLayerSpec, HFOps, experts_down_and_combine, experts_gather_and_up,
-                                            needs_mask, residual_bytes)
+from planner_app.core.models.hf_ops import (
+    HFLayerSpec,
+    HFOps,
+    experts_down_and_combine,
+    experts_gather_and_up,
+    needs_mask,
+    residual_bytes,
+)
 from planner_app.core.models.trace import EXP, ONE, SEQ, TP, TPS, T
 
 # RMSNorms that multiply by the weight in fp32 and cast after (modeling_gemma.py
@@ -413,5 +419,3 @@ def family_head(m, spec: HFLayerSpec):
     o.tr.op("return_outputs", [logits], [], kind="none")
     return o.tr, x, loss
 
-
-__all__ = ["FAMILY_TRACES", "family_layer", "family_head", "rmsnorm"]

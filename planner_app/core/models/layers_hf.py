@@ -12,8 +12,15 @@ The traces were checked against ``torch.cuda.max_memory_allocated`` on an H200
 from __future__ import annotations
 
 from planner_app.core.models import layers_families
-from planner_app.core.models.hf_ops import (HFLayerSpec, HFOps, attention_core_hf, experts_down_and_combine,
-                                            experts_gather_and_up, needs_mask, residual_bytes)
+from planner_app.core.models.hf_ops import (
+    HFLayerSpec,
+    HFOps,
+    attention_core_hf,
+    experts_down_and_combine,
+    experts_gather_and_up,
+    needs_mask,
+    residual_bytes,
+)
 from planner_app.core.models.trace import EXP, ONE, SEQ, TP, T
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.models.layers_hf import HFLayerSpec, HFOps
-from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, W, T
+from planner_app.core.models.hf_ops import HFLayerSpec, HFOps
+from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, T
 
 
 class MegatronOps(HFOps):
@@ -167,5 +167,3 @@ def megatron_head(m, spec: HFLayerSpec, fp8: bool):
     o.tr.op("loss", [sm], [loss], kind="none")
     return o.tr, x, loss
 
-
-__all__ = ["megatron_layer", "megatron_embedding", "megatron_head", "W"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
 from planner_app.core.training.memory import training_memory
-from planner_app.core.training.timing import _topology, step_time
+from planner_app.core.training.timing import step_time
 
 
 @dataclass
@@ -52,7 +52,7 @@ def scaling_curve(model, hw, setup, plan, nodes: list[int], weak: bool = False) 
         p = replace(plan, dp=dp)
         s = replace(setup, global_batch=gbs)
         st = step_time(model, hw, s, p)
-        topo = _topology(hw, p).with_latency_added(50e-6)
+        topo = hw.topology(p.gpus_per_node).with_latency_added(50e-6)
         st_lat = step_time(model, hw, s, p, topo=topo)
         tps = st.tokens_per_s
         if ref is None:

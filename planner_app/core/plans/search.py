@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.errors import InputError
-from planner_app.core.training.memory import (DEFAULT_MIN_HEADROOM_FRACTION, RECOMPUTE_CODES, check_min_headroom, device_bytes, device_overhead,
-                                     keeps_margin)
-from planner_app.core.training.setup import TrainingSetup
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, check_min_headroom, keeps_margin
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
 from planner_app.core.plans.sweep import memory_peak
 from planner_app.core.plans.sweep_time import step_time_vec
+from planner_app.core.training.memory import RECOMPUTE_CODES
+from planner_app.core.training.setup import TrainingSetup
+from planner_app.core.training.states import device_bytes, device_overhead
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4, 8, 16, 32)

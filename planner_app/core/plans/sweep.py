@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.training.activations import model_profiles, window_mask
-from planner_app.core.training.memory import RECOMPUTE_CODES, Layout, _compact, stage_timeline  # noqa: F401
-from planner_app.core.training.setup import recipe_bytes
-from planner_app.core.training.states import is_array, stage_layers
+from planner_app.core.arrays import is_array
 from planner_app.core.models.trace import SLOTS, W, factors
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.training.memory import Layout, _compact, stage_timeline
+from planner_app.core.training.setup import recipe_bytes
+from planner_app.core.training.states import stage_layers
 
 CHUNK = 1 << 15  # configurations per block: keeps the temporaries in the CPU caches
 _ZERO_SPLIT = {"cache": 0.0, "grads": 0.0, "other": 0.0}

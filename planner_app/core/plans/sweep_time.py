@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from planner_app.core.models.flops import training_flops_per_token
+from planner_app.core.models.trace import factors
+from planner_app.core.plans.sweep import profile_variants
 from planner_app.core.training.memory import Layout
 from planner_app.core.training.setup import recipe_bytes
-from planner_app.core.plans.sweep import profile_variants
-from planner_app.core.training.timing import _efficiency, _topology, part_times, step_breakdown
-from planner_app.core.models.trace import factors
+from planner_app.core.training.timing import part_times, step_breakdown
 
 
 def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
@@ -27,8 +27,8 @@ def step_time_vec(model, hw, recipe: str, optimizer: str, attention: str, framew
     a = {k: np.broadcast_to(v, (n,)).astype(float if k not in ("sp", "interleaved") else bool) for k, v in a.items()}
     rb = recipe_bytes(recipe, framework)
     gpu = hw.gpu
-    eff = _efficiency(hw, framework)
-    topo = _topology(hw, type("P", (), {"gpus_per_node": gpus_per_node})())
+    eff = hw.efficiency(framework)
+    topo = hw.topology(gpus_per_node)
     mb, seq, tp, pp, dp, cp, ep = (a[k] for k in ("micro_batch", "seq_len", "tp", "pp", "dp", "cp", "ep"))
     sp, rec, n_acc = a["sp"], a["recompute"], a["n_acc"]
     tokens = mb * seq / cp

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner_app.core.hardware import compute
-from planner_app.core.hardware import network
+from planner_app.core.hardware import compute, network
+from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.inference.memory import prefill_live_width
-from planner_app.core.training.states import CUDA_CONTEXT_BYTES
 
 # --- vLLM's configuration defaults (vllm/engine/arg_utils.py ``get_batch_defaults``, vLLM 0.10-0.11,
 # OpenAI server): GPUs of >= 70 GiB except the A100 get max_num_seqs 1024 and max_num_batched_tokens
@@ -608,15 +607,13 @@ def pareto_mask(x, y) -> np.ndarray:
 
 
 def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
-    """The Device of ``hw`` (core.estimate.Hardware): a probe calibration's efficiencies and
+    """The Device of ``hw`` (core/hardware/machine.py): a probe calibration's efficiencies and
     measured intra-node bus bandwidth where one is given, else the GPU family's defaults (fused
     kernels, as the megatron framework's); ``gemm_bits`` 8 or 16, a number or a column (8 falls back
     to 16 on GPUs without fp8: vLLM runs fp8 checkpoints there as W8A16 Marlin GEMMs)."""
     gpu = hw.gpu
-    cal = hw.calibration
-    eff = getattr(cal, "efficiency", None) if cal is not None else None
-    eff = eff or compute.default_efficiency(gpu, "megatron")
-    intra = getattr(cal, "intra_busbw_gb_s", None) if cal is not None else None
+    eff = hw.efficiency("megatron")
+    intra = hw.calibration.intra_busbw_gb_s if hw.calibration is not None else None
     topo = network.topology(gpu, hw.intra, hw.inter, hw.nics_per_node or 1, gpus_per_node, intra_override_gb_s=intra)
     p16 = gpu.peak_tflops(16)
     p8 = min(gpu.fp8_tflops, p16 * FP8_GEMM_SPEEDUP_OVER_BF16) if gpu.fp8_tflops else p16

@@ -11,11 +11,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner_app.core.models import layers_hf
-from planner_app.core.models import layers_megatron
-from planner_app.core.models.layers_hf import HFLayerSpec
-from planner_app.core.training.states import is_array
-from planner_app.core.models.trace import SLOTS, TPS, W, LayerProfile, simulate
+from planner_app.core.arrays import is_array
+from planner_app.core.models import layers_hf, layers_megatron
+from planner_app.core.models.hf_ops import HFLayerSpec
+from planner_app.core.models.trace import TPS, LayerProfile, W, simulate
 
 
 @dataclass(frozen=True)
@@ -91,5 +90,3 @@ def weight_cast_bytes(p: LayerProfile) -> float:
     """Bytes of 16-bit weight copies a layer keeps for backward under autocast (slot W)."""
     return float(p.saved[W])
 
-
-__all__ = ["ModelProfiles", "model_profiles", "window_mask", "weight_cast_bytes", "SLOTS"]

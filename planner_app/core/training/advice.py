@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.memory import training_memory
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
+from planner_app.core.training.memory import training_memory
 from planner_app.core.training.timing import step_time
 
 

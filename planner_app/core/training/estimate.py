@@ -2,30 +2,17 @@
 JSON object of PRODUCT.md's CLI contract (``gpu-planner estimate --json``)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
-from planner_app.core.training import timing
-from planner_app.core.errors import InputError
-from planner_app.core.hardware.specs import NVML_CAPACITY_FACTOR, FabricSpec, GpuSpec, InstanceSpec
-from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict, training_memory
-from planner_app.core.training.setup import InferenceSetup, ParallelPlan, TrainingSetup, grad_accum_steps
-from planner_app.core.training.states import (CUDA_CONTEXT_BYTES, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
-                                     allocator_reserve_fraction)
+from planner_app.core.hardware.fit import add_margin
+from planner_app.core.hardware.machine import Hardware
+from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES, NVML_CAPACITY_FACTOR
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """Where the plan runs: a GPU type, optionally an instance, and the links between GPUs."""
-
-    gpu: GpuSpec
-    intra: FabricSpec | None = None  # link inside a node (NVLink or PCIe)
-    inter: FabricSpec | None = None  # network between nodes
-    nics_per_node: int = 0
-    instance: InstanceSpec | None = None
-    calibration: object | None = None  # a probe calibration profile (probe/calibration.py)
+from planner_app.core.training import timing
+from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
+from planner_app.core.training.memory import training_memory
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup, grad_accum_steps
+from planner_app.core.training.states import FRAGMENTATION, FRAGMENTATION_RECOMPUTE, allocator_reserve_fraction
 
 
 @dataclass
@@ -134,7 +121,7 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     if extras and model.is_transformer:
         out["memory"]["largest_micro_batch"] = largest_micro_batch(model, setup, plan, cap)
         out["memory"]["fewest_gpus_same_layout"] = fewest_gpus(model, setup, plan, cap)
-    _add_margin(out["memory"])
+    add_margin(out["memory"])
     st = timing.add_training_time(out, model, hw, setup, plan, overrides)
     out["assumptions"] += training_assumptions(model, hw, setup, plan)
     if extras and model.is_transformer:
@@ -222,54 +209,3 @@ def lora_assumptions(model, setup: TrainingSetup, lora) -> list[Text]:
                                                   "the output layer in {bits} bits"),
                       bpp=NF4_BYTES_PER_PARAM, bits=32 if lora.prepare else 16))
     return a
-
-
-def estimate_inference(model, hw: Hardware, setup: InferenceSetup, tp: int = 1,
-                       overrides: Overrides | None = None) -> dict:
-    from planner_app.core.inference.memory import inference_memory, largest_batch, longest_context  # training needs none
-
-    cap = hw.gpu.capacity_bytes
-    im = inference_memory(model, setup, tp, cap)
-    out = {
-        "mode": "inference",
-        "model": {"name": model.name, "arch": model.arch, "summary": model.summary()},
-        "params": {"total": model.params_total, "active": model.params_active},
-        "gpu": {"id": hw.gpu.id, "name": hw.gpu.name, "memory_gb": hw.gpu.memory_gb, "capacity_bytes": cap,
-                "source": hw.gpu.source, "retrieved": hw.gpu.retrieved},
-        "parallel": {"tp": tp, "gpus": tp},
-        "setup": {"batch": setup.batch, "prompt_len": setup.prompt_len, "new_tokens": setup.new_tokens,
-                  "weights_dtype": setup.weights_dtype, "kv_dtype": setup.kv_dtype, "inference_api": setup.api},
-        "memory": {"peak_bytes": im.peak_bytes, "breakdown": dict(im.breakdown), "fits": bool(im.fits),
-                   "kv_cache_bytes": im.kv_cache_bytes, "kv_bytes_per_token": im.kv_bytes_per_token,
-                   "device_bytes": im.device_bytes, "capacity_bytes": cap,
-                   "largest_batch": largest_batch(model, setup, tp, cap),
-                   "longest_context": longest_context(model, setup, tp, cap)},
-        "assumptions": [
-            Text(QT_TRANSLATE_NOOP("Engine", "KV cache holds K and V of every layer for prompt + generated tokens "
-                                             "(grouped-query: KV heads only; MLA: the compressed latent)")),
-            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as a hand-written model(input_ids) loop: logits for every "
-                                             "prompt token in 16 bits")) if setup.api == "forward-loop" else
-            Text(QT_TRANSLATE_NOOP("Engine", "prefill peak as transformers 5.x model.generate(): logits of the last "
-                                             "token only (logits_to_keep=1), one layer's intermediates for the "
-                                             "whole prompt")),
-            Text(QT_TRANSLATE_NOOP("Engine", "weights in {dtype}; embeddings, output layer and norms in 16 bits"),
-                 dtype=setup.weights_dtype),
-        ],
-    }
-    _add_margin(out["memory"])
-    timing.add_inference_time(out, model, hw, setup, tp, overrides or Overrides())
-    return out
-
-
-def _add_margin(mem: dict, min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> None:
-    """Free memory left on the GPU and the verdict against the default margin (the GUI
-    applies the user's own margin with the same ``memory_verdict``)."""
-    cap, dev = mem["capacity_bytes"], mem["device_bytes"]
-    mem["headroom_bytes"] = cap - dev
-    mem["headroom_fraction"] = (cap - dev) / cap
-    mem["verdict"] = memory_verdict(dev, cap, min_headroom_fraction)
-    mem["min_headroom_fraction"] = min_headroom_fraction
-
-
-__all__ = ["Hardware", "Overrides", "estimate_training", "estimate_inference", "largest_micro_batch",
-           "fewest_gpus", "InputError", "math"]

@@ -16,55 +16,38 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner_app.core.training.activations import model_profiles, window_mask
-from planner_app.core.errors import InputError
-from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
-from planner_app.core.training.setup import (PAGED_OPTIMIZERS, ParallelPlan, TrainingSetup, grad_accum_steps,
-                                    optimizer_state_bytes_per_param,
-                                    recipe_bytes, validate_plan_for_model)
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.models.trace import SLOTS, W, factors
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
+from planner_app.core.training.setup import (
+    PAGED_OPTIMIZERS,
+    ParallelPlan,
+    TrainingSetup,
+    grad_accum_steps,
+    optimizer_state_bytes_per_param,
+    recipe_bytes,
+    validate_plan_for_model,
+)
 
 # Components of the breakdown, in display order. "other" holds workspaces and buffers.
 COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "activations",
               "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
               "optimizer_temporaries", "other")
 
-from planner_app.core.training.states import (ADAFACTOR_STATE_BYTES, CUBLAS_WORKSPACE_BYTES,  # noqa: E402,F401
-                                     CUDA_CONTEXT_BYTES, DS_BUCKET_ELEMS, FRAGMENTATION, FRAGMENTATION_RECOMPUTE,
-                                     adafactor_state_bytes, device_bytes, device_overhead, logical_not, maximum,
-                                     minimum, model_states, nccl_buffer_bytes, shard, stage_layers, stage_params,
-                                     where)
-
-# Free memory a plan should keep beyond the estimate before it is called comfortable (users
-# set their own in Settings): 2.5x the engine's largest memory error on the 21 measured H200
-# runs (2.0%, docs/validation.md), for allocator fragmentation and framework-version variance
-# the estimate cannot see. Below it a plan that fits is "tight".
-DEFAULT_MIN_HEADROOM_FRACTION = 0.05
-MEMORY_VERDICTS = ("fits", "tight", "does_not_fit")
-
-
-def check_min_headroom(min_headroom_fraction: float) -> float:
-    """The memory margin as a fraction in [0, 1), or InputError("min_headroom")."""
-    if not 0 <= min_headroom_fraction < 1:
-        raise InputError("min_headroom", f"must be from 0 to 99%; got {min_headroom_fraction * 100:g}%")
-    return min_headroom_fraction
-
-
-def keeps_margin(device_bytes, capacity_bytes, min_headroom_fraction):
-    """True where at least ``min_headroom_fraction`` of the GPU stays free (numbers or columns):
-    the one rule behind the verdict and the search's "fits"."""
-    return capacity_bytes - device_bytes >= min_headroom_fraction * capacity_bytes
-
-
-def memory_verdict(device_bytes: float, capacity_bytes: float,
-                   min_headroom_fraction: float = DEFAULT_MIN_HEADROOM_FRACTION) -> str:
-    """"fits" (at least ``min_headroom_fraction`` of the GPU stays free), "tight" (fits with
-    less free than that) or "does_not_fit"."""
-    check_min_headroom(min_headroom_fraction)
-    if device_bytes > capacity_bytes:
-        return "does_not_fit"
-    return "fits" if keeps_margin(device_bytes, capacity_bytes, min_headroom_fraction) else "tight"
+from planner_app.core.arrays import logical_not, maximum, minimum, where
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
+from planner_app.core.training.states import (
+    ADAFACTOR_STATE_BYTES,
+    DS_BUCKET_ELEMS,
+    adafactor_state_bytes,
+    device_bytes,
+    device_overhead,
+    model_states,
+    shard,
+    stage_layers,
+    stage_params,
+)
 
 
 @dataclass
@@ -553,5 +536,3 @@ def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
                         assumptions=[Text(QT_TRANSLATE_NOOP("Engine", "non-transformer: activations from the preset's "
                                                                        "bytes per sample"))])
 
-
-__all__ = ["training_memory", "MemoryResult", "COMPONENTS", "SLOTS"]

@@ -4,14 +4,12 @@ column per configuration), so the single estimate and the search share each form
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from planner_app.core.arrays import ceil, minimum, where
+from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.training.setup import optimizer_state_bytes_per_param
 
-CUBLAS_WORKSPACE_BYTES = 32 * 2**20  # cuBLAS + cuBLASLt workspaces after a 16/32-bit GEMM, measured on H200
-CUDA_CONTEXT_BYTES = 0.55e9  # CUDA context + kernels, outside the allocator (H200: 150.11 GB total, 149.56 free)
 # Caching-allocator reserve above the allocated peak. H200 runs: max_memory_reserved /
 # max_memory_allocated had a median of 1.07 without and 1.24-1.40 with recomputation
 # (tests/data/training_runs_h200.json); the allocator frees cached blocks and retries
@@ -23,32 +21,6 @@ NCCL_BASE_BYTES = 0.35e9
 NCCL_BYTES_PER_DOUBLING = 0.05e9
 DS_BUCKET_ELEMS = 5e8  # DeepSpeed reduce_bucket_size default (elements)
 ADAFACTOR_STATE_BYTES = 4.0  # fp32 accumulators (Shazeer & Stern 2018)
-
-
-def is_array(x) -> bool:
-    return isinstance(x, np.ndarray) and x.ndim > 0
-
-
-def where(cond, a, b):
-    """``np.where`` for an array condition; a plain choice for a scalar one, so that the single
-    estimate keeps Python floats (numpy on one element costs ~1 us a call)."""
-    return np.where(cond, a, b) if is_array(cond) else (a if cond else b)
-
-
-def minimum(a, b):
-    return np.minimum(a, b) if is_array(a) or is_array(b) else min(a, b)
-
-
-def maximum(a, b):
-    return np.maximum(a, b) if is_array(a) or is_array(b) else max(a, b)
-
-
-def logical_not(x):
-    return ~x if is_array(x) else not x
-
-
-def ceil(x):
-    return np.ceil(x) if is_array(x) else math.ceil(x)
 
 
 def stage_layers(model, pp, first: bool):

@@ -27,20 +27,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner_app.core.training import checkpoint
-from planner_app.core.hardware import compute
-from planner_app.core.training import memory
-from planner_app.core.hardware import network
-from planner_app.core.training.activations import model_profiles, window_mask
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
-from planner_app.core.models.flops import forward_flops_per_token, training_flops_per_token
-from planner_app.core.training.memory import RECOMPUTE_CODES, Layout
+from planner_app.core.arrays import is_array, maximum, where
+from planner_app.core.hardware import compute, network
 from planner_app.core.hardware.network import group_per_node
-from planner_app.core.training.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
-from planner_app.core.training.states import is_array, maximum, stage_layers, stage_params, where
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.models.flops import forward_flops_per_token, training_flops_per_token
 from planner_app.core.models.trace import factors
-
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.training import checkpoint, memory
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.training.memory import RECOMPUTE_CODES, Layout
+from planner_app.core.training.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
+from planner_app.core.training.states import stage_layers, stage_params
 
 DEEPSPEED_ZERO3_BW_FRACTION = 0.3  # see step_time's ZeRO-3 comment (Narayanan et al. 2021 Table 2 fit)
 # Overlap of communication with compute (estimates; docs/validation.md checks the sums):
@@ -89,27 +87,12 @@ class StepTime:
         return self.hw_flops_per_step / (self.step_s * self.gpus * self.peak_tflops * 1e12)
 
 
-def _efficiency(hw, framework):
-    cal = hw.calibration
-    if cal is not None and getattr(cal, "efficiency", None) is not None:
-        return cal.efficiency
-    return compute.default_efficiency(hw.gpu, framework)
-
-
-def _topology(hw, plan):
-    cal = hw.calibration
-    intra_bw = getattr(cal, "intra_busbw_gb_s", None) if cal is not None else None
-    inter_bw = getattr(cal, "inter_busbw_gb_s", None) if cal is not None else None
-    return network.topology(hw.gpu, hw.intra, hw.inter, hw.nics_per_node or 1, plan.gpus_per_node,
-                            intra_override_gb_s=intra_bw, inter_override_gb_s=inter_bw)
-
-
 def step_time(model, hw, setup, plan, topo=None) -> StepTime:
     """Time of one optimizer step over the global batch."""
     validate_plan_for_model(model, setup, plan)
     rb = recipe_bytes(setup.recipe, setup.framework)
-    eff = _efficiency(hw, setup.framework)
-    topo = topo or _topology(hw, plan)
+    eff = hw.efficiency(setup.framework)
+    topo = topo or hw.topology(plan.gpus_per_node)
     n_acc = grad_accum_steps(setup, plan)
     global_batch = setup.global_batch or setup.micro_batch * plan.dp * plan.ep
     tokens_step = global_batch * setup.seq_len
@@ -423,140 +406,3 @@ def add_training_time(out: dict, model, hw, setup, plan, overrides) -> StepTime:
         out["assumptions"].append(Text(QT_TRANSLATE_NOOP("Engine", "no --tokens: time to train and cost need a token "
                                                                    "budget")))
     return st
-
-
-# Hugging Face eager decoding (model.generate() or a hand-written loop over model(...)): each op of a
-# layer is one Python-dispatched kernel; the host's cost per op is the eager framework's launch_s
-# (compute.FRAMEWORK_LAUNCH_S["pytorch"], 22 us; H200 host scans of generate() at batch 1 measured
-# 0.49 and 0.62 ms per Llama layer of 30 traced ops: 16-21 us, tests/data/generate_host_h200.json and
-# generate_host_scan_h200.json). Per token, generate()'s own loop (prepare_inputs_for_generation,
-# logits to fp32, argmax, stopping criteria, two host-device synchronisations) adds the scans'
-# intercept: 1.1-1.5 ms at 2-4 layers less their layers.
-HF_GENERATE_HOST_S_PER_TOKEN = 1.1e-3
-# transformers' DynamicCache appends a token by torch.cat of the whole cached K and V
-# (cache_utils.py, DynamicLayer.update): every step reads and writes the cache once more beside the
-# attention's read (H200 profiles: CatArrayBatchedCopy at 0.77-0.82 of HBM bandwidth).
-DYNAMIC_CACHE_COPIES = 2.0
-# On the GPU a kernel takes at least this long however small (H200 generate() profiles: ~1,100
-# small element-wise kernels per Llama-2-7B token took 2.2 ms; serving.KERNEL_FLOOR_S is the same
-# floor under CUDA graphs).
-EAGER_KERNEL_FLOOR_S = 2.0e-6
-# SDPA prefers cuDNN's attention on sm90/sm100 once the bundled cuDNN is newer than 9.15 (PyTorch
-# aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, check_prefer_cudnn_attention; torch 2.11's
-# wheels). cuDNN builds an execution graph per new shape, so every decode step of a call whose key
-# lengths the process has not met yet pays a build once (shared by the layers): on the H200 a cold
-# token cost 39-78 ms more than the same token again, median ~54 ms; with cuDNN's backend off the cold
-# and warm tokens took the same (tests/data/generate_cold_h200.json).
-CUDNN_SDPA_GRAPH_BUILD_S = 0.05
-CUDNN_SDPA_ARCHS = (90, 100, 103)
-
-
-def cudnn_sdpa_first_call_s(gpu, attention: str) -> float:
-    """Extra host time per decode token of a call at key lengths not seen before (0 where SDPA does
-    not take cuDNN's backend)."""
-    return CUDNN_SDPA_GRAPH_BUILD_S if attention == "sdpa" and gpu.compute_capability in CUDNN_SDPA_ARCHS else 0.0
-
-
-def _prefill_s(model, setup, tp, peak, eff, bw):
-    b = setup.batch
-    prompt_tokens = b * setup.prompt_len
-    attn_prefill = model.layers * 2 * (model.q_width + model.attn_out_width) * setup.prompt_len / 2
-    prefill_flops = (2 * model.params_active + attn_prefill) * prompt_tokens / tp
-    from planner_app.core.inference.memory import weight_bytes
-
-    w = weight_bytes(model, setup.weights_dtype, tp)
-    return max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
-
-
-def inference_time(model, hw, setup, tp: int = 1) -> dict:
-    """Prefill (compute-bound roofline) and Hugging Face eager decoding: per token the slower of the
-    GPU (weights or FLOPs, the KV cache read by attention and copied by DynamicCache, a floor per
-    kernel) and the host (one eager dispatch per traced op, plus generate()'s loop)."""
-    from planner_app.core.inference.memory import kv_bytes_per_token, weight_bytes
-
-    gpu = hw.gpu
-    eff = _efficiency(hw, "pytorch")
-    bits = 8 if setup.weights_dtype in ("fp8", "int8") else 16
-    peak = gpu.peak_tflops(bits)
-    bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise
-    b = setup.batch
-    prefill_s = _prefill_s(model, setup, tp, peak, eff, bw)
-    # kernels per token: the traced forward of each layer kind (layers_hf), embedding and head
-    prof = model_profiles(model, "lp", 2, "eager" if setup.attention == "eager" else "sdpa", "pytorch",
-                          False, False, False, None)
-
-    def ops(p):
-        return (len(p.gemms) + len(p.mem_ops) + (1 if p.attn_flops else 0) + (2 if p.bmm_flops else 0)) if p else 0
-    kernels = (model.dense_mlp_layers * ops(prof.dense) + model.moe_layers * ops(prof.moe)
-               + ops(prof.embed) + ops(prof.head))
-    w = weight_bytes(model, setup.weights_dtype, tp)
-    kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
-    mean_ctx = model.attended_context(setup.prompt_len + setup.new_tokens / 2)
-    kv_bytes = b * mean_ctx * kv_tok
-    attn_flops_per_token = model.layers * 2 * (model.q_width + model.attn_out_width) * mean_ctx
-    decode_flops = (2 * model.params_active + attn_flops_per_token) * b / tp
-    t_mem = (w + (1.0 + DYNAMIC_CACHE_COPIES) * kv_bytes) / bw
-    t_cmp = decode_flops / (peak * 1e12 * eff.gemm_max)
-    gpu_s = max(t_mem, t_cmp) + kernels * EAGER_KERNEL_FLOOR_S
-    host_s = kernels * eff.launch_s + (HF_GENERATE_HOST_S_PER_TOKEN if setup.api == "generate" else 0.0)
-    tp_comm = 0.0
-    if tp > 1:
-        topo = _topology(hw, type("P", (), {"gpus_per_node": max(tp, 8)})())
-        tp_comm = 2 * model.layers * float(network.all_reduce_s(b * model.hidden * 2, tp, topo, tp))
-        prefill_s += 2 * model.layers * float(network.all_reduce_s(b * setup.prompt_len * model.hidden * 2, tp,
-                                                                     topo, tp))
-    per_token_s = max(gpu_s, host_s) + tp_comm
-    bound = "host" if host_s >= gpu_s else ("memory" if t_mem >= t_cmp else "compute")
-    first_s = cudnn_sdpa_first_call_s(gpu, setup.attention)
-    return {"prefill_s": prefill_s, "decode_s_per_token": per_token_s,
-            "decode_gpu_s_per_token": gpu_s, "decode_host_s_per_token": host_s,
-            "decode_s_per_token_first_call": max(gpu_s, host_s + first_s) + tp_comm,
-            "decode_tokens_per_s": b / per_token_s, "decode_tokens_per_s_per_user": 1.0 / per_token_s,
-            "decode_bound": bound, "end_to_end_s": prefill_s + setup.new_tokens * per_token_s}
-
-
-def serving_engine_decode_s(model, hw, setup, tp: int) -> float:
-    """One decode step of the same batch in a serving engine (core/serving.step_time_s, vLLM's per-step
-    overhead), for the comparison the inference estimate states."""
-    from planner_app.core.serving import engine as sv
-    from planner_app.core.serving.support import gemm_bits
-
-    wd = setup.weights_dtype if setup.weights_dtype in sv.SERVE_WEIGHT_BYTES else "bf16"  # fp16: 2 bytes too
-    kd = setup.kv_dtype if setup.kv_dtype in sv.SERVE_KV_BYTES else "bf16"
-    dev = sv.device_for(hw, gemm_bits(hw.gpu, wd, sv.GEMM_BITS[wd]), max(tp, 8))
-    d = sv.Deployment(tp=tp, weight_bytes=sv.SERVE_WEIGHT_BYTES[wd], kv_bytes=sv.SERVE_KV_BYTES[kd],
-                      **sv.engine_fields("vllm"))
-    ctx = setup.prompt_len + setup.new_tokens / 2
-    return float(sv.step_time_s(sv.model_shape(model), dev, d, float(setup.batch), 0.0, ctx, 0.0))
-
-
-def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
-    t = inference_time(model, hw, setup, tp)
-    t["tokens_per_s_per_gpu"] = t["decode_tokens_per_s"] / tp
-    out["time"] = t
-    out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-        "Engine", "inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the "
-                  "GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host "
-                  "(one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before"),
-        api=setup.api,
-        host_us=_efficiency(hw, "pytorch").launch_s * 1e6))
-    engine_s = serving_engine_decode_s(model, hw, setup, tp)
-    t["serving_engine_decode_s_per_token"] = engine_s
-    out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-        "Engine", "for comparison, the time a serving engine (vLLM: CUDA graphs, fused kernels) takes per token for "
-                  "the same batch on the same GPUs is given beside it; gpu-planner serve sizes it under load")))
-    if t["decode_s_per_token_first_call"] > t["decode_s_per_token"]:
-        out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-            "Engine", "a call at new lengths is slower: SDPA's cuDNN backend (PyTorch's choice on this GPU) builds a "
-                      "graph for every new key length, about {ms:.0f} ms more per token (the first-call time); later "
-                      "calls at the same lengths run at the warm rate"), ms=CUDNN_SDPA_GRAPH_BUILD_S * 1e3))
-    cost = {}
-    if hw.instance is not None:
-        per_hour = hourly_prices_usd(hw.instance.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))
-        price = per_hour.get("on_demand") or next((v for v in per_hour.values() if v is not None), None)
-        if price is not None:
-            gpus_per_inst = hw.instance.gpu_count
-            usd_per_gpu_hour = price / gpus_per_inst
-            cost["usd_per_million_tokens"] = usd_per_gpu_hour * tp / (t["decode_tokens_per_s"] * 3600) * 1e6
-            cost["usd_per_hour"] = usd_per_gpu_hour * tp
-    out["cost"] = cost

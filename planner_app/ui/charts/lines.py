@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.ui.charts.base import PALETTE, ChartBase, ReadableAxis, readable_ticks  # noqa: F401 - re-exported
+from planner_app.ui.charts.base import PALETTE, ChartBase
 
 
 class ScalingChart(ChartBase):

@@ -3,8 +3,17 @@ each row in bold (★), and grouped charts of memory, time and cost."""
 from __future__ import annotations
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPushButton,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.fields import CheckList
@@ -132,7 +141,7 @@ def _input_text(e: dict):
 
 def _fits_text(e: dict, o: dict) -> str:
     """yes / tight (fits with less free than the margin in ``o``) / NO."""
-    from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+    from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
     m = e["memory"]
     v = memory_verdict(m["device_bytes"], m["capacity_bytes"], o.get("_min_headroom", DEFAULT_MIN_HEADROOM_FRACTION))
     return {"fits": QCoreApplication.translate("Compare", "yes"), "tight": QCoreApplication.translate("Compare", "tight"),

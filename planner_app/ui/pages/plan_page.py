@@ -6,16 +6,36 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGraphicsOpacityEffect, QGridLayout, QGroupBox,
-                               QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGraphicsOpacityEffect,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from planner_app import units
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
-from planner_app.ui.charts.bars import StackedBarChart
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.service.options import OPTION_DEFAULTS
-from planner_app.ui.fields import (ChoiceField, add_option_row, option_choice_field, option_int_field, option_label,
-                                  with_option_tooltip)
+from planner_app.ui.charts.bars import StackedBarChart
+from planner_app.ui.fields import (
+    ChoiceField,
+    add_option_row,
+    option_choice_field,
+    option_int_field,
+    option_label,
+    with_option_tooltip,
+)
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import TaskSlot
 

@@ -6,14 +6,26 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from planner_app.i18n import engine_text
 from planner_app.probe import nvml
-from planner_app.service.validation import match_gpu
 from planner_app.probe.runner import ProbeCancelled, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts
+from planner_app.service.validation import match_gpu
 from planner_app.ui.charts.lines import RooflineChart, TelemetryChart
 from planner_app.ui.fields import ChoiceField
 from planner_app.ui.models.table_model import Column, RowsTableModel
@@ -156,6 +168,7 @@ class ProbePage(QWidget):
     # ---- cluster probe ------------------------------------------------------------------------
     def _cluster_box(self):
         from PySide6.QtWidgets import QPlainTextEdit
+
         from planner_app.ui.fields import IntField
         box = QGroupBox(self.tr("Cluster probe (torch.distributed: NCCL on GPUs)"))
         g = QGridLayout(box)

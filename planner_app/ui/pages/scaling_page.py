@@ -3,8 +3,7 @@ per network, with the no-overlap 1/(1 + t_comm/t_compute) reference dashed."""
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
 
 from planner_app.ui.charts.lines import ScalingChart
 from planner_app.ui.fields import CheckList
@@ -32,7 +31,7 @@ def scaling_request(sc: dict, fabrics: list[str], nodes: list[int], weak: bool):
     """The scaling service's request for the scenario's chosen plan (its calibration profile
     included) and the page's networks and node counts."""
     from planner_app import scenario
-    from planner_app.service.estimate import INFERENCE_ONLY
+    from planner_app.service.options import INFERENCE_ONLY
     from planner_app.service.scaling import ScalingRequest
 
     if sc["workload"].get("mode", "training") != "training":

@@ -2,15 +2,23 @@
 time/cost Pareto chart out; the chosen result opens in the Plan page."""
 from __future__ import annotations
 
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
-from planner_app.core.training.memory import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel

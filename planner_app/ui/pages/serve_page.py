@@ -6,17 +6,36 @@ targets and draws their throughput per GPU against speed per user. Recomputes on
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox,
-                               QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTableView, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.service.options import SERVE_BY_KEY
 from planner_app.service.serving_plans import SECTION_DEFAULTS
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.charts.lines import ServingParetoChart
-from planner_app.ui.fields import (CheckList, add_option_row, option_choice_field, option_int_field,
-                                  option_number_field, with_option_tooltip)
+from planner_app.ui.fields import (
+    CheckList,
+    add_option_row,
+    option_choice_field,
+    option_int_field,
+    option_number_field,
+    with_option_tooltip,
+)
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot

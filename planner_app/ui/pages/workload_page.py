@@ -5,14 +5,37 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from planner_app.i18n import engine_text
 from planner_app.core.training.setup import TrainingSetup
+from planner_app.i18n import engine_text
 from planner_app.service.options import BY_KEY, OPTION_DEFAULTS
-from planner_app.ui.fields import (ChoiceField, IntField, NumberField, add_option_row, option_choice_field,
-                                  option_int_field, option_label, option_number_field, with_option_tooltip)
+from planner_app.ui.fields import (
+    ChoiceField,
+    IntField,
+    NumberField,
+    add_option_row,
+    option_choice_field,
+    option_int_field,
+    option_label,
+    option_number_field,
+    with_option_tooltip,
+)
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
         ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
