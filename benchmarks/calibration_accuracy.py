@@ -88,7 +88,7 @@ def guarded_profiles(db, gpu):
 def main() -> int:
     from planner_app.probe.calibration import profile_from_result
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
     from planner_app.service.resolve import resolve_model
     from planner_app.service.validation import estimate_case
 
@@ -134,7 +134,7 @@ def main() -> int:
                 "recompute": c.get("recompute") or ("full" if c.get("grad_checkpointing") else "none")}
         row = []
         for cal in abs_err:
-            e = estimate_from_options(dict(opts, calibration=cal), db)["time"]["step_s"] * 1e3 / c["step_ms_median"] - 1
+            e = estimate_json(dict(opts, calibration=cal), db)["time"]["step_s"] * 1e3 / c["step_ms_median"] - 1
             abs_err[cal].append(abs(e))
             row.append(e)
         print(f"| {name} | {c['step_ms_median']:.1f} | " + " | ".join(f"{e:+.1%}" for e in row) + " |")

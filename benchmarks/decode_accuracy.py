@@ -22,6 +22,7 @@ import json
 import os
 import statistics
 import sys
+from accuracy.inputs import one_gpu_deployment  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
@@ -48,7 +49,7 @@ def _h200():
     from planner_app.core.serving import engine as serving
     from planner_app.service.catalog import open_catalog
 
-    return serving.device_for(Hardware(gpu=open_catalog().gpu("h200-sxm")), 16)
+    return serving.device_for(Hardware(gpu=open_catalog().gpu("h200-sxm")), 16, 8)
 
 
 def rows(path=DATA):
@@ -59,7 +60,7 @@ def rows(path=DATA):
         data = json.load(f)
     shape = _shape(data["info"]["config"], data["info"]["layers"])
     dev = _h200()
-    dep = serving.Deployment(step_overhead_s=0.0)
+    dep = one_gpu_deployment(step_overhead_s=0.0)
     out = []
     for p in data["points"]:
         if p.get("status") != "ok":
@@ -90,7 +91,7 @@ def parts(path=PROFILE) -> list:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     dev = _h200()
-    dep = serving.Deployment(step_overhead_s=0.0)
+    dep = one_gpu_deployment(step_overhead_s=0.0)
     out = []
     for run in data["runs"]:
         info = run["info"]

@@ -121,7 +121,7 @@ def repeated_step_ms(path: str = REPEATS) -> dict:
 def main() -> int:
     from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     with open(DATA, encoding="utf-8") as f:
         data = json.load(f)
@@ -138,7 +138,7 @@ def main() -> int:
             skipped.append((case["name"], note))
             continue
         try:
-            est = estimate_from_options(opts, db)
+            est = estimate_json(opts, db)
         except InputError as e:  # the engine refuses what it does not model: listed, not hidden
             skipped.append((case["name"], f"refused: {e}"))
             continue

@@ -29,12 +29,12 @@ def _load(name):
 
 
 def estimate(db, config, batch, prompt, new, api="generate", cudnn=True):
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     opts = {"mode": "inference", "model": os.path.join(DATA, "hf_configs", config + ".json"), "gpu": "h200-sxm",
             "batch": batch, "prompt_len": prompt, "new_tokens": new, "weights_dtype": "bf16", "kv_dtype": "bf16",
             "attention": "sdpa" if cudnn else "flash", "inference_api": api}
-    return estimate_from_options(opts, db)["time"]
+    return estimate_json(opts, db)["time"]
 
 
 def rows():

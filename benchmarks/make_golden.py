@@ -250,9 +250,8 @@ def inference() -> list:
               i("--model", "mixtral-8x22b", "--gpu", "b200", "--tp", 4, "--weights-dtype", "fp8", "--batch", 64)]
     for x in ["p5.48xlarge", "g6e.48xlarge", "ecs.gn7i-c8g1.2xlarge", "gpu_1x_h100_sxm5"]:
         cases.append(i("--model", "llama-3.1-8b", "--instance", x, "--batch", 8))
-    # (--mfu and --achieved-tflops are training options: inference never used them, and refuses them since issue 16)
-    cases += [i("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", 8, "--framework", "megatron"),
-              i("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", 8, "--framework", "deepspeed")]
+    # (--mfu, --achieved-tflops and --framework are training options: inference never used them, and refuses
+    # them: --mfu and --achieved-tflops since issue 16, --framework since the typed requests of issue 28)
     for c in ["llama-3.1-8b.json", "qwen2.5-1.5b.json", "gpt2-medium.json", "mixtral-mini.json", "llama-2-70b.json"]:
         cases.append(i("--model", HF + c, "--gpu", "h100-sxm", "--batch", 4, "--tp", 2 if "70b" in c else 1))
     return cases

@@ -82,7 +82,7 @@ def time_section(out):
 def inference_section(out):
     from planner_app.core.inference.memory import inference_memory
     from planner_app.core.models.hf_config import load_hf_config
-    from planner_app.core.training.setup import InferenceSetup
+    from accuracy.inputs import inference_inputs
 
     runs = load("training_runs_h200.json")["inference"]
     out.append("## Inference memory against real runs (one H200, Hugging Face, bf16, SDPA)\n")
@@ -92,7 +92,7 @@ def inference_section(out):
     out.append("|---|---:|---|---:|---:|---:|")
     for r in runs:
         m = load_hf_config(os.path.join(DATA, "hf_configs", r["config"] + ".json"))
-        im = inference_memory(m, InferenceSetup(batch=r["batch"], prompt_len=r["prompt_len"],
+        im = inference_memory(m, inference_inputs(batch=r["batch"], prompt_len=r["prompt_len"],
                                                 new_tokens=r["new_tokens"]))
         out.append(f"| {r['config']} | {r['batch']} | {r['prompt_len']} + {r['new_tokens']} | "
                    f"{r['peak_bytes'] / 1e9:.2f} | {im.peak_bytes / 1e9:.2f} | {pct(im.peak_bytes / r['peak_bytes'] - 1)} |")
@@ -230,7 +230,7 @@ def collectives_section(out):
 
 def resnet_section(out):
     from planner_app.core.training.memory import training_memory
-    from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+    from accuracy.inputs import run_inputs
     from planner_app.specdb.catalog import shipped_db
     runs = load("profiles_h200.json")["resnet50"]
     model = shipped_db().model("resnet-50")
@@ -240,8 +240,8 @@ def resnet_section(out):
     out.append("| recipe | measured MB/image | estimate MB/image | error |")
     out.append("|---|---:|---:|---:|")
     for r in runs:
-        setup = TrainingSetup(micro_batch=r["batch"], seq_len=1, recipe=r["recipe"])
-        est = training_memory(model, setup, ParallelPlan(), 141 * 2**30).breakdown["activations"] / r["batch"]
+        setup, plan = run_inputs(micro_batch=r["batch"], seq_len=1, recipe=r["recipe"])
+        est = training_memory(model, setup, plan, 141 * 2**30).breakdown["activations"] / r["batch"]
         meas = r["activation_bytes_per_sample"]
         out.append(f"| {r['recipe']} | {meas / 1e6:.2f} | {est / 1e6:.2f} | {est / meas - 1:+.1%} |")
     out.append("\nThe fp32 row is the calibration itself (0% by construction); the bf16 row is the check.\n")

@@ -18,17 +18,16 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 from planner_app.core.training.memory import training_memory  # noqa: E402
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup  # noqa: E402
+from accuracy.inputs import run_inputs  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "tests", "data")
 
 
 def case_inputs(case: dict):
     model = load_hf_config(os.path.join(DATA, "hf_configs", case["config"] + ".json"))
-    setup = TrainingSetup(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe=case["recipe"],
-                          optimizer=case["optimizer"], attention=case["attention"],
-                          recompute=case["recompute"], framework="pytorch")
-    return model, setup, ParallelPlan()
+    setup, plan = run_inputs(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe=case["recipe"],
+                             optimizer=case["optimizer"], attention=case["attention"], recompute=case["recompute"])
+    return model, setup, plan
 
 
 def measured_peak(case: dict) -> float:

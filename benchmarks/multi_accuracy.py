@@ -131,7 +131,7 @@ def rows_for(data: dict, db) -> list[dict]:
     """One row per case of one run: mapping, estimate and measurement (None where not measured)."""
     from planner_app.core.errors import InputError
     from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     info, rows = data["info"], []
     for case in data["cases"]:
@@ -149,7 +149,7 @@ def rows_for(data: dict, db) -> list[dict]:
             rows.append(row)
             continue
         try:
-            est = estimate_from_options(opts, db)
+            est = estimate_json(opts, db)
         except InputError as e:  # the engine refuses what it does not model: listed, not hidden
             row["why"] = f"refused: {e}"
             rows.append(row)
@@ -170,14 +170,14 @@ def predictions(world: int, db, hsdp_replicate: int = 0) -> list[dict]:
     import gpu_multi_runs
 
     from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     replicate = hsdp_replicate or (2 if world >= 4 else 1)  # gpu_multi_runs.py's default
     info, out = {"world_size": world, "device": "cuda", "overrides": {}}, []
     for c in gpu_multi_runs.CASES:
         case = dict(c, ranks=[{}], hsdp_replicate=replicate if c.get("mesh") == "hybrid" else None)
         opts, note = options_for(case, info)
-        est = estimate_from_options(opts, db)
+        est = estimate_json(opts, db)
         bd = est["time"]["breakdown_s"]
         out.append({"name": c["name"], "world_size": world, "note": note, "command": command_line(opts),
                     "peak_bytes": est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES,

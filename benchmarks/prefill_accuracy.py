@@ -24,6 +24,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
 from decode_accuracy import _h200, _shape, kernel_class  # noqa: E402  (the same shapes, H200, kernel classes)
+from accuracy.inputs import one_gpu_deployment  # noqa: E402
 
 DATA = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "prefill_chunks_h200_*.json")))
 
@@ -37,7 +38,7 @@ def rows(path: str):
     info = data["info"]
     shape = _shape(info["config"], info["layers"])
     dev = _h200()
-    dep = serving.Deployment(step_overhead_s=0.0)
+    dep = one_gpu_deployment(step_overhead_s=0.0)
     out = []
     for p in data["points"]:
         if "fused_graph_ms" not in p:

@@ -131,10 +131,11 @@ def engine_inputs(r, db):
     interleaved = vp > 1 and pp > 1
     if gbs % (mb * dp):
         raise Unmappable(f"global batch {gbs} not divisible by micro-batch x dp ({mb} x {dp})")
-    setup = TrainingSetup(micro_batch=mb, seq_len=seq, global_batch=gbs, recipe=recipe, attention=attention,
-                          recompute=rec, framework=fw)
-    plan = ParallelPlan(tp=tp, pp=pp, dp=dp, cp=cp, zero=zero, sequence_parallel=sp and tp > 1,
-                        pp_schedule="interleaved" if interleaved else "1f1b", vp=max(vp, 1))
+    setup = TrainingSetup(seq_len=seq, global_batch=gbs, recipe=recipe, attention=attention, framework=fw,
+                          optimizer_impl="foreach")
+    plan = ParallelPlan(micro_batch=mb, recompute=rec, tp=tp, pp=pp, dp=dp, cp=cp, zero=zero,
+                        sequence_parallel=sp and tp > 1, pp_schedule="interleaved" if interleaved else "1f1b",
+                        vp=max(vp, 1))
     system = (hw_r.get("system") or hw_r.get("inter_node") or "").lower()
     fab, nics = "ib-ndr", 8
     for key, val in SYSTEM_FABRIC.items():
@@ -145,9 +146,8 @@ def engine_inputs(r, db):
         fab, nics = SYSTEM_FABRIC["selene"]
     if "omni-path" in system:
         fab, nics = SYSTEM_FABRIC["jean zay"]
-    from planner_app.service.resolve import intra_for_gpu
 
-    hw = Hardware(gpu=gpu, intra=intra_for_gpu(db, gpu), inter=db.fabric(fab), nics_per_node=nics)
+    hw = Hardware(gpu=gpu, intra=db.intra_link(gpu), inter=db.fabric(fab), nics_per_node=nics)
     return model, hw, setup, plan, notes
 
 
@@ -168,7 +168,7 @@ def observed_tokens_per_s_per_gpu(r, model, setup, plan) -> float:
     if rep.get("tflops_per_gpu"):
         from planner_app.core.models.flops import training_flops_per_token
 
-        mf, hf = training_flops_per_token(model, setup.seq_len, setup.recompute)
+        mf, hf = training_flops_per_token(model, setup.seq_len, plan.recompute, None)
         return rep["tflops_per_gpu"] * 1e12 / mf
     if rep.get("tokens_per_s"):
         return rep["tokens_per_s"] / n

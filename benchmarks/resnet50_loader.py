@@ -25,11 +25,11 @@ def engine_prediction(probe: dict, cpus: int, workers: int) -> dict:
     loader processes (the cores they can use), calibrated by the host probe."""
     from planner_app.core.training.host import HostRates, input_pipeline
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
     from planner_app.service.resolve import resolve_model
 
     db = open_catalog()
-    est = estimate_from_options({"model": "resnet-50", "gpu": "h200", "micro_batch": BATCH}, db)
+    est = estimate_json({"model": "resnet-50", "gpu": "h200", "micro_batch": BATCH}, db)
     gpu_images_s = est["time"]["tokens_per_s"]
     # the loader gets ``workers`` cores (plus one for the training process, as the plan reserves)
     pipe = input_pipeline(resolve_model("resnet-50", db), gpu_images_s, 1, 1, 1, min(workers + 1, cpus), 0, 0,

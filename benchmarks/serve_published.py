@@ -27,7 +27,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from planner_app.service.serving import ServeRequest, run_serve  # noqa: E402
+from planner_app.core.requests import ServeRequest  # noqa: E402
+from planner_app.service import serving  # noqa: E402
+
+
+def run_serve(req, db) -> dict:
+    return serving.run_serve(req, db).to_json()
+
+
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM BuildConfig defaults as documented for v0.1x (not re-read here)

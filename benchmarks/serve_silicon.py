@@ -55,7 +55,14 @@ ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
 
 from planner_app.core.errors import InputError  # noqa: E402
-from planner_app.service.serving import ServeRequest, run_serve  # noqa: E402
+from planner_app.core.requests import ServeRequest  # noqa: E402
+from planner_app.service import serving  # noqa: E402
+
+
+def run_serve(req, db) -> dict:
+    return serving.run_serve(req, db).to_json()
+
+
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 SOURCE = {"repo": "ai-dynamo/aiconfigurator", "commit": "095f58a51c4ca8e61b66ec108d86f223f8d559ce",

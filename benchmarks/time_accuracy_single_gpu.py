@@ -17,7 +17,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 from planner_app.core.hardware.machine import Hardware  # noqa: E402
-from planner_app.core.training.setup import ParallelPlan  # noqa: E402
 from planner_app.core.training.timing import step_time  # noqa: E402
 from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
@@ -34,8 +33,8 @@ def compare(path=os.path.join(DATA, "training_runs_h200.json")):
     hw = Hardware(gpu=gpu)
     rows = []
     for case in data["cases"]:
-        model, setup, _ = case_inputs(case)
-        st = step_time(model, hw, setup, ParallelPlan())
+        model, setup, plan = case_inputs(case)
+        st = step_time(model, hw, setup, plan)
         meas = case["step_ms_median"] / 1e3
         rows.append((case, st, meas, st.step_s / meas - 1))
     return rows

@@ -17,20 +17,26 @@ import json
 import os
 
 from planner_app.core.errors import InputError
-from planner_app.service import options
+from planner_app.core.options import MAX_TEXT, build, options_of
+from planner_app.core.requests import ESTIMATE_REQUESTS, MODE, serve_section_options
 from planner_app.specdb.schema import SpecDataError
 
 SCHEMA_VERSION = 2
 MAX_PLANS = 8
 
-# Options that describe the workload (shared by every plan) and the hardware/layout of one plan:
-# the option table's scopes (service/options.py), plus the scenario's own keys.
-WORKLOAD_KEYS = options.WORKLOAD_KEYS + ("target_tokens_per_s",)
-PLAN_KEYS = ("name",) + options.PLAN_KEYS
+# Every option of the estimate requests, by key (one declaration each, core/requests.py): a
+# scenario keeps each where its scope says, the workload the options every plan shares, a plan its
+# hardware and layout, the scenario its calibration and prices.
+ESTIMATE_OPTIONS = {k: o for cls in ESTIMATE_REQUESTS.values() for k, o in options_of(cls).items()}
+WORKLOAD_KEYS = ("mode",) + tuple(k for k, o in ESTIMATE_OPTIONS.items() if o.scope == "workload") + (
+    "target_tokens_per_s",)
+PLAN_KEYS = ("name",) + tuple(k for k, o in ESTIMATE_OPTIONS.items() if o.scope == "plan")
+SCENARIO_KEYS = ("calibration", "price_mix", "cny_per_usd")
 CURRENCIES = ("USD", "CNY")
-# The Serve page's inputs (optional section "serve"): the serve command's options, checked by its table.
-SERVE_KEYS = ("gpu", "instance", "tp", "pp", "ep", "replicas", "isl", "osl", "concurrency", "request_rate",
-              "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "ttft_ms", "tpot_ms")
+# The Serve page's inputs (optional section "serve"): the serve request's deployment, traffic and
+# engine options and the search's targets (the model, prices and calibration are the scenario's).
+SERVE_OPTIONS = serve_section_options()
+SERVE_KEYS = tuple(SERVE_OPTIONS)
 
 
 def new_scenario(title: str = "Untitled sizing", model="llama-2-7b") -> dict:
@@ -85,11 +91,11 @@ def _check_meta(sc: dict, source: str) -> None:
 
 def _check_top_level(sc: dict, source: str) -> None:
     cal = sc.get("calibration")
-    if cal is not None and (not isinstance(cal, str) or len(cal) > options.MAX_TEXT):
+    if cal is not None and (not isinstance(cal, str) or len(cal) > MAX_TEXT):
         raise SpecDataError(source, None, "calibration", "must be the name of a calibration profile, or null")
-    for key, opt in (("price_mix", "price_mix"), ("cny_per_usd", "cny_per_usd")):
+    for key in ("price_mix", "cny_per_usd"):
         if sc.get(key) is not None:
-            _check_value(source, key, opt, sc[key])
+            _check_value(source, key, key, sc[key])
 
 
 def validate(sc: dict, source: str = "scenario") -> dict:
@@ -141,13 +147,13 @@ def _check_serve(sc: dict, source: str) -> None:
         if k not in SERVE_KEYS:
             raise SpecDataError(source, None, f"serve.{k}", f"is not a serve option; allowed: {', '.join(SERVE_KEYS)}")
         try:
-            options.check_value(options.SERVE_BY_KEY[k], v)
+            SERVE_OPTIONS[k].check(v)
         except InputError as e:
             raise SpecDataError(source, None, f"serve.{k}", e.message) from None
 
 
 def _check_value(source: str, where: str, key: str, value) -> None:
-    """A scenario value passes the option table's check (the CLI's rules); ``name`` and
+    """A scenario value passes its option's check (the CLI's rules); ``name`` and
     ``target_tokens_per_s`` are the scenario's own."""
     if key == "name":
         if value is not None and (not isinstance(value, str) or len(value) > 200):
@@ -158,8 +164,11 @@ def _check_value(source: str, where: str, key: str, value) -> None:
                                   or not 0 < value < float("inf")):
             raise SpecDataError(source, None, where, f"must be a positive number; got {value!r}")
         return
+    opt = MODE if key == "mode" else ESTIMATE_OPTIONS.get(key)
     try:
-        options.check(key, value)
+        if opt is None:
+            raise InputError(key, f"is not an estimate option; allowed: {', '.join(sorted(ESTIMATE_OPTIONS))}")
+        opt.check(value)
     except InputError as e:
         raise SpecDataError(source, None, where, e.message) from None
 
@@ -207,32 +216,40 @@ def save(sc: dict, path: str) -> None:
 
 
 def plan_options(sc: dict, index: int) -> dict:
-    """The estimate options (CLI names) for plan ``index``."""
-    opts = {k: v for k, v in sc["workload"].items() if k != "target_tokens_per_s" and v is not None}
-    opts.update({k: v for k, v in sc["plans"][index].items() if k != "name" and v is not None})
-    if sc.get("calibration"):
-        opts["calibration"] = sc["calibration"]
-    if sc.get("price_mix"):
-        opts["price_mix"] = sc["price_mix"]
-    if sc.get("cny_per_usd"):
-        opts["cny_per_usd"] = sc["cny_per_usd"]
+    """The estimate options (CLI names) of plan ``index``: the workload's options of its mode (a
+    workload keeps the other mode's too, for switching back), the plan's, the scenario's."""
+    mode = sc["workload"].get("mode") or MODE.default
+    mine = options_of(ESTIMATE_REQUESTS[mode])
+    opts = {k: v for k, v in sc["workload"].items() if k in mine and v is not None}
+    opts.update({k: v for k, v in sc["plans"][index].items() if k in mine and v is not None})
+    opts.update({k: sc[k] for k in SCENARIO_KEYS if sc.get(k) and k in mine})
     return opts
 
 
+def plan_request(sc: dict, index: int):
+    """The typed estimate request of plan ``index`` (core/requests.py)."""
+    mode = sc["workload"].get("mode") or MODE.default
+    return build(ESTIMATE_REQUESTS[mode], plan_options(sc, index), f"plan {index + 1}")
+
+
 def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
-    """One result per plan: ``{"name", "options", "estimate"}`` or ``{"name", "options", "error"}``."""
-    from planner_app.service.estimate import estimate_from_options
+    """One result per plan: ``{"name", "options", "request", "result", "estimate"}`` (the estimate's
+    JSON) or ``{"name", "options", "error"}``."""
+    from planner_app.service.estimate import run_estimate
 
     out = []
     for i, p in enumerate(sc["plans"]):
         opts = plan_options(sc, i)
+        name = p.get("name") or f"Plan {i + 1}"
         try:
-            est = estimate_from_options(opts, db)
-            out.append({"name": p.get("name") or f"Plan {i + 1}", "options": opts, "estimate": est})
+            request = plan_request(sc, i)
+            result = run_estimate(request, db)
+            out.append({"name": name, "options": opts, "request": request, "result": result,
+                        "estimate": result.to_json()})
         except (InputError, SpecDataError) as e:
             if on_error == "raise":
                 raise
-            out.append({"name": p.get("name") or f"Plan {i + 1}", "options": opts, "error": str(e)})
+            out.append({"name": name, "options": opts, "error": str(e)})
     return out
 
 

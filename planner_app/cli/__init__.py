@@ -28,53 +28,15 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
-# Arguments of single commands (not estimate options): declared like the table's options and
-# checked by the same code (service/options.py check_value).
-def _command_options():
-    from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
-    from planner_app.core.plans.cost import PRICE_KINDS
-    from planner_app.service.options import MAX_GPUS, Option
-    return {
-        "max_gpus": Option("max_gpus", "int", "largest GPU count to consider", minimum=1, maximum=MAX_GPUS),
-        "deadline_days": Option("deadline_days", "float", "only plans that finish within this many days",
-                                minimum=0.0, maximum=1e6, above_minimum=True),
-        "budget_usd": Option("budget_usd", "float", "only plans that cost at most this much (USD at the price basis)",
-                             minimum=0.0, maximum=1e15, above_minimum=True),
-        "top": Option("top", "int", "how many plans to print", 10, minimum=1, maximum=MAX_GPUS),
-        "min_headroom_pct": Option("min_headroom_pct", "float", "memory margin: a plan fits only with this % of "
-                                   "the GPU free", DEFAULT_MIN_HEADROOM_FRACTION * 100, minimum=0.0, maximum=99.0),
-        "search_price": Option("price", "choice", "price basis for every plan's cost (as Plan's headline cost)",
-                               "on_demand", choices=PRICE_KINDS),
-        "timeout": Option("timeout", "float", "seconds before the benchmark worker is stopped", 600.0, minimum=0.0,
-                          maximum=86_400.0, above_minimum=True),
-    }
-
-
 def _positive_int(flag: str):
     """An argparse type for a whole number >= 1 named ``flag`` (the cluster commands)."""
-    from planner_app.service.options import MAX_GPUS, Option, arg_type
-    return arg_type(Option(flag.lstrip("-").replace("-", "_"), "int", "", minimum=1, maximum=MAX_GPUS))
-
-
-# The options of `estimate` and `scaling`, in --help order; each is declared once in
-# planner_app/service/options.py (type, range, default, help).
-WORKLOAD_ARGS = ("model", "gpu", "instance", "gpus", "gpus_per_node", "micro_batch", "seq_len", "global_batch",
-                 "tokens", "recipe", "optimizer", "optimizer_impl", "finetune", "lora_rank", "lora_targets",
-                 "lora_dtype", "lora_dropout", "qlora_prepare", "attention", "recompute", "tp", "pp", "dp", "cp",
-                 "ep", "vp", "zero",
-                 "sequence_parallel", "pp_schedule", "offload", "framework", "fabric", "nics_per_node", "mfu",
-                 "achieved_tflops", "price_mix", "price", "cny_per_usd", "calibration",
-                 "checkpoint_interval_min", "checkpoints_kept", "storage_write_gb_s", "host_probe")
-INFERENCE_ARGS = ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype")
-
-
-def _add_workload_options(p):
-    from planner_app.service.options import add_arguments
-    add_arguments(p, WORKLOAD_ARGS, exclusive=("gpu", "instance"))
+    from planner_app.cli.arguments import arg_type, own_option
+    from planner_app.core.options import MAX_GPUS
+    return arg_type(own_option(flag.lstrip("-").replace("-", "_"), "int", "", minimum=1, maximum=MAX_GPUS))
 
 
 # Help text of the few arguments whose add_argument call gives none (by argparse dest); the
-# estimate options and the commands' own Options carry theirs (service/options.py).
+# requests' options carry theirs (core/options.py).
 HELP = {
     "json": "print one JSON object", "csv": "print CSV",
     "kind": "what to list, or import (a SkyPilot or gpuhunt catalog)",
@@ -90,8 +52,7 @@ HELP = {
 
 
 def _document(parser) -> None:
-    """Every option of every command gets a help line and shows its default."""
-    from planner_app.service.options import OPTION_DEFAULTS
+    """Every argument of every command gets a help line and shows its default."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -102,7 +63,7 @@ def _document(parser) -> None:
             continue
         # a help given to add_argument is already an argparse format string; HELP's are plain text
         text = action.help or (HELP.get(action.dest) or action.dest.replace("_", " ")).replace("%", "%%")
-        default = action.default if action.default is not None else OPTION_DEFAULTS.get(action.dest)
+        default = action.default
         if action.option_strings and default not in (None, False, "") and "default" not in text \
                 and action.default != argparse.SUPPRESS:
             text += f" (default: {default:g})" if isinstance(default, float) else f" (default: {default})"
@@ -110,10 +71,13 @@ def _document(parser) -> None:
 
 
 def _add_estimate(sub) -> None:
-    from planner_app.service.options import add_arguments
+    from planner_app.cli.arguments import add_options, add_request
+    from planner_app.core.requests import MODE, InferenceRequest, TrainingRequest
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
-    _add_workload_options(e)
-    add_arguments(e, ("mode",) + INFERENCE_ARGS)
+    # one flag per option: the training request's, then the inference request's own
+    add_request(e, TrainingRequest, exclusive=("gpu", "instance"), required=("model",))
+    add_options(e, [MODE])
+    add_request(e, InferenceRequest)
     e.add_argument("--json", action="store_true")
 
 
@@ -137,40 +101,30 @@ def _add_specs(sub) -> None:
 
 
 def _add_search(sub) -> None:
-    from planner_app.service.options import add_arguments
+    from planner_app.cli.arguments import add_request
+    from planner_app.core.requests import SearchRequest
     sr = sub.add_parser("search", help="find the best parallel layout and instance")
-    own = _command_options()
-    g = sr.add_mutually_exclusive_group(required=True)
-    g.add_argument("--gpu", help="one or more GPUs, comma-separated")
-    g.add_argument("--instance", help="one or more instances, comma-separated")
-    # estimate's options keep estimate's declarations; left unset, the search service takes
-    # estimate's defaults (OPTION_DEFAULTS, default_recipe)
-    add_arguments(sr, ("model", "tokens", "seq_len", "global_batch", "recipe", "framework", "optimizer_impl",
-                       "finetune", "lora_rank", "lora_targets", "lora_dtype", "lora_dropout", "qlora_prepare",
-                       "calibration", "fabric", "cny_per_usd"), required=("model", "tokens"))
-    add_arguments(sr, (own["max_gpus"],), required=("max_gpus",))
-    add_arguments(sr, (own["deadline_days"], own["budget_usd"]))
-    sr.add_argument("--objective", choices=("time", "cost"), default="time", help="rank by time to train or by cost")
-    add_arguments(sr, (own["top"], own["min_headroom_pct"], own["search_price"]))
+    add_request(sr, SearchRequest, exclusive=("gpu", "instance"), required=("model", "tokens", "max_gpus"))
     sr.add_argument("--json", action="store_true")
 
 
 def _add_scaling(sub) -> None:
+    from planner_app.cli.arguments import add_request
+    from planner_app.core.requests import ScalingRequest
     sc = sub.add_parser("scaling", help="throughput and efficiency against node count")
-    _add_workload_options(sc)
-    sc.add_argument("--nodes", help="node counts, comma-separated (default 1,2,4,...,64)")
-    sc.add_argument("--fabrics", help="fabric ids to compare, comma-separated")
-    sc.add_argument("--weak", action="store_true", help="weak scaling: global batch grows with the nodes")
+    add_request(sc, ScalingRequest, exclusive=("gpu", "instance"), required=("model",))
     sc.add_argument("--json", action="store_true")
 
 
 def _add_probe(sub) -> None:
-    from planner_app.service.options import add_arguments
+    from planner_app.cli.arguments import arg_type, own_option
     pr = sub.add_parser("probe", help="inventory and microbenchmarks of the local GPUs")
     pr.add_argument("--backend", choices=("auto", "torch", "cupy", "numpy"), default="auto")
     pr.add_argument("--quick", action="store_true")
     pr.add_argument("--json", action="store_true")
-    add_arguments(pr, (_command_options()["timeout"],))
+    pr.add_argument("--timeout", type=arg_type(own_option("timeout", "float", "", minimum=0.0, maximum=86_400.0,
+                                                          above_minimum=True)),
+                    default=600.0, help="seconds before the benchmark worker is stopped")
     pr.add_argument("--save", metavar="NAME", help="save the results as a calibration profile")
     pr.add_argument("--python", help="the Python interpreter that runs the benchmarks (with torch/cupy)")
     pr.add_argument("--validate", metavar="MODEL[,MODEL]",

@@ -22,8 +22,8 @@ def add_parser(sub, positive_int) -> None:
         p.add_argument("--quick", action="store_true", help="messages up to 256 MiB only")
         if name == "command":
             p.add_argument("--master-addr", default="$MASTER_ADDR")
-            from planner_app.service.options import Option, arg_type
-            p.add_argument("--port", type=arg_type(Option("port", "int", "", minimum=1, maximum=65535)),
+            from planner_app.cli.arguments import arg_type, own_option
+            p.add_argument("--port", type=arg_type(own_option("port", "int", "", minimum=1, maximum=65535)),
                            default=29500)
         else:
             p.add_argument("--partition")

@@ -4,15 +4,20 @@ from __future__ import annotations
 import json
 
 from planner_app import units
+from planner_app.cli.arguments import values_of
+from planner_app.core.requests import InferenceRequest, TrainingRequest
 from planner_app.service.catalog import open_catalog
-from planner_app.service.estimate import apply_cli_defaults, estimate_from_args
+from planner_app.service.estimate import estimate_request, run_estimate
 from planner_app.service.pricing import native_amount, price_source
 
 
 def run(args) -> int:
+    mode = args.mode or "training"
+    values = {**values_of(args, TrainingRequest), **values_of(args, InferenceRequest)}
+    request = estimate_request(values, mode)  # before the catalog: a bad option costs no database
     db = open_catalog()
     try:
-        out = estimate_from_args(apply_cli_defaults(args, mode=args.mode or "training"), db)
+        out = run_estimate(request, db).to_json()
         if args.json:
             print(json.dumps(out, indent=1))
         else:

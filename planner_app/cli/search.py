@@ -4,44 +4,28 @@ from __future__ import annotations
 import json
 
 from planner_app import units
-from planner_app.core.errors import InputError
+from planner_app.cli.arguments import values_of
+from planner_app.core.options import build
 from planner_app.core.plans.search import PRICE_LABELS
+from planner_app.core.requests import ScalingRequest, SearchRequest
 from planner_app.service import scaling as service_scaling
 from planner_app.service import search as service_search
 from planner_app.service.catalog import open_catalog
-from planner_app.service.scaling import DEFAULT_NODES, ScalingRequest
-from planner_app.service.search import SearchRequest
 
 
 def search_request(args) -> SearchRequest:
-    """The service request for the parsed ``search`` options (unset ones: the service's defaults,
+    """The service request for the parsed ``search`` options (unset ones: the request's defaults,
     which are ``estimate``'s)."""
-    machines = tuple(("instance", x.strip()) for x in (args.instance or "").split(",") if x.strip()) + \
-        tuple(("gpu", x.strip()) for x in (args.gpu or "").split(",") if x.strip())
-    return SearchRequest(model=args.model, tokens=args.tokens, machines=machines, max_gpus=args.max_gpus,
-                         seq_len=args.seq_len, global_batch=args.global_batch, recipe=args.recipe,
-                         framework=args.framework, optimizer=getattr(args, "optimizer", None),
-                         optimizer_impl=getattr(args, "optimizer_impl", None),
-                         attention=getattr(args, "attention", None), deadline_days=args.deadline_days,
-                         budget_usd=args.budget_usd, objective=args.objective, top=args.top,
-                         price_basis=args.price, fabric=args.fabric, cny_per_usd=args.cny_per_usd,
-                         min_headroom_fraction=args.min_headroom_pct / 100,
-                         calibration=getattr(args, "calibration", None),
-                         **{k: getattr(args, k, None) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
-                                                                "lora_dropout", "qlora_prepare")})
+    return build(SearchRequest, values_of(args, SearchRequest), "search")
 
 
 def run_search(args) -> int:
+    request = search_request(args)
     db = open_catalog()
-    got = service_search.run_search(search_request(args), db)
+    got = service_search.run_search(request, db)
     res = got.result
-    out = {"model": got.model.name, "tokens": args.tokens, "seq_len": got.seq_len, "global_batch": got.global_batch,
-           "objective": args.objective, "price_basis": res.price_basis, "pareto_y": res.pareto_y,
-           "evaluated": res.evaluated, "fitting": res.fitting,
-           "elapsed_s": res.elapsed_s, "plans": res.plans, "pareto": res.pareto, "notes": res.notes,
-           "assumptions": got.assumptions}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(json.dumps(got.to_json(), indent=1))
         return 0
     print(format_text(got.model, args.tokens, res, got.notes + res.assumptions, converted=_cny_candidates(db, res)))
     return 0
@@ -94,37 +78,20 @@ def format_text(model, tokens: float, res, assumptions: list | None = None, conv
 
 def scaling_request(args) -> ScalingRequest:
     """The service request for the parsed ``scaling`` options."""
-    from planner_app.service.options import OPTION_DEFAULTS
-
-    if args.nodes:
-        try:
-            nodes = sorted({int(x) for x in args.nodes.split(",") if x.strip()})
-        except ValueError:
-            raise InputError("nodes", f"must be whole numbers separated by commas; got {args.nodes!r}") from None
-        if not nodes or nodes[0] < 1:
-            raise InputError("nodes", "must be positive")
-    else:
-        nodes = DEFAULT_NODES
-    fabrics = tuple(f.strip() for f in (args.fabrics or "").split(",") if f.strip())
-    options = {k: getattr(args, k) for k in OPTION_DEFAULTS if getattr(args, k, None) is not None}
-    return ScalingRequest(options=options, fabrics=fabrics, nodes=tuple(nodes), weak=args.weak)
+    return build(ScalingRequest, values_of(args, ScalingRequest), "scaling")
 
 
 def run_scaling(args) -> int:
+    request = scaling_request(args)
     db = open_catalog()
-    got = service_scaling.run_scaling(scaling_request(args), db)
-    hw, model = got.hardware, got.model
-    curves = {fid: [vars(p) for p in pts] for fid, pts in got.curves.items()}
-    skipped = got.skipped
-    out = {"model": model.name, "gpu": hw.gpu.id, "mode": "weak" if args.weak else "strong", "curves": curves,
-           "gpus_per_node": got.gpus_per_node, "nics_per_node": hw.nics_per_node,
-           "skipped_nodes": [{"nodes": n, "reason": r} for n, r in skipped.items()],
-           "assumptions": got.assumptions}
+    got = service_scaling.run_scaling(request, db)
+    out = got.to_json()
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
-    for fid, pts in curves.items():
-        print(f"{fid}: {'weak' if args.weak else 'strong'} scaling of {model.name} on {hw.gpu.name} "
+    hw, model, weak = got.hardware, got.model, request.curves.weak
+    for fid, pts in out["curves"].items():
+        print(f"{fid}: {'weak' if weak else 'strong'} scaling of {model.name} on {hw.gpu.name} "
               f"({got.gpus_per_node} GPUs and {hw.nics_per_node} NICs per node)")
         print(f"  {'nodes':>5} {'GPUs':>6} {'fits':>4} {'tokens/s':>12} {'efficiency':>10} {'no-overlap':>10} "
               f"{'step':>10} {'+50us':>8}")
@@ -132,6 +99,6 @@ def run_scaling(args) -> int:
             print(f"  {p['nodes']:>5} {p['gpus']:>6} {'yes' if p['fits'] else 'NO':>4} {p['tokens_per_s']:12,.0f} "
                   f"{p['efficiency'] * 100:9.1f}% {p['no_overlap_efficiency'] * 100:9.1f}% "
                   f"{units.fmt_seconds(p['step_s']):>10} {(p['step_s_plus_50us'] / p['step_s'] - 1) * 100:+7.2f}%")
-    for n, reason in skipped.items():
+    for n, reason in got.skipped.items():
         print(f"  left out {n} node(s): {reason}")
     return 0

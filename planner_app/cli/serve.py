@@ -7,64 +7,47 @@ import json
 from planner_app import units
 from planner_app.service.catalog import open_catalog
 
-# In --help order; each is declared once in service/options.py (SERVE_OPTIONS).
-SERVE_ARGS = ("model", "gpu", "instance", "tp", "pp", "ep", "attention_dp", "replicas", "isl", "osl", "concurrency",
-              "request_rate", "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization", "max_num_seqs",
-              "max_num_batched_tokens", "benchmark_requests", "ttft_ms", "tpot_ms", "top", "price", "cny_per_usd",
-              "calibration")
-
 
 def add_parser(sub) -> None:
-    from planner_app.service.options import SERVE_BY_KEY, add_arguments
+    from planner_app.cli.arguments import add_request
+    from planner_app.core.requests import ServeSearchRequest
 
     p = sub.add_parser("serve", help="a continuous-batching server at steady state: latency, throughput, cost; "
                                      "with --ttft-ms/--tpot-ms, the deployments that meet them")
-    items = [SERVE_BY_KEY[k] for k in SERVE_ARGS]
-    add_arguments(p, [o for o in items if o.key not in ("gpu", "instance", "concurrency", "request_rate")],
-                  required=("model", "isl", "osl"))
-    add_arguments(p, [SERVE_BY_KEY["gpu"], SERVE_BY_KEY["instance"]], exclusive=("gpu", "instance"), required=())
-    add_arguments(p, [SERVE_BY_KEY["concurrency"], SERVE_BY_KEY["request_rate"]],
-                  exclusive=("concurrency", "request_rate"), required=())
+    add_request(p, ServeSearchRequest, exclusive=("gpu", "instance"), required=("model", "isl", "osl"))
     p.add_argument("--json", action="store_true")
 
 
-def _request(args, **kw):
-    from planner_app.service.serving import ServeRequest
-
-    fields = {k: getattr(args, k) for k in SERVE_ARGS if k not in ("ttft_ms", "tpot_ms", "top")}
-    fields.update(kw)
-    return ServeRequest(**{k: v for k, v in fields.items() if v is not None})
-
-
 def run(args) -> int:
+    from planner_app.cli.arguments import values_of
     from planner_app.core.errors import InputError
+    from planner_app.core.options import build
+    from planner_app.core.requests import ServeSearchRequest
 
-    db = open_catalog()
-    if args.gpu is None and args.instance is None:
+    request = build(ServeSearchRequest, values_of(args, ServeSearchRequest), "serve")
+    req = request.serve
+    if req.gpu is None and req.instance is None:
         raise InputError("gpu", "give --gpu NAME or --instance ID (comma-separated lists with --ttft-ms/--tpot-ms)")
-    if args.concurrency is None and args.request_rate is None:
+    if req.concurrency is None and req.request_rate is None:
         raise InputError("concurrency", "give --concurrency N or --request-rate R")
-    if args.ttft_ms is not None or args.tpot_ms is not None:
-        if args.benchmark_requests is not None:
+    db = open_catalog()
+    if request.targets.ttft_ms is not None or request.targets.tpot_ms is not None:
+        if req.benchmark_requests is not None:
             raise InputError("benchmark_requests", "the search meets the targets at steady state; "
                                                    "--benchmark-requests describes one deployment's benchmark run")
         from planner_app.cli import serve_search
-        return serve_search.run(args, db)
+        return serve_search.run(request, db, args.json)
     from planner_app.service.serving import run_serve
 
-    for flag, value in (("gpu", args.gpu), ("instance", args.instance)):
+    for flag, value in (("gpu", req.gpu), ("instance", req.instance)):
         if value and "," in value:
             raise InputError(flag, "a list of machines needs --ttft-ms and --tpot-ms (the search); give one")
-    out = run_serve(_request(args), db)
-    from planner_app.service.estimate import json_safe
-    out = json_safe(out)
+    out = run_serve(req, db).to_json()
     if args.json:
         print(json.dumps(out, indent=1))
     else:
         print(format_text(out))
     return 0
-
-
 
 
 def _ms(v) -> str:

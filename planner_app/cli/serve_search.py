@@ -9,27 +9,21 @@ import sys
 EXIT_NONE = 2
 
 
-def run(args, db) -> int:
-    from planner_app.cli.serve import _request
-    from planner_app.core.errors import InputError
-    from planner_app.service.estimate import json_safe
-    from planner_app.service.serving_search import request_for_search, run_slo_search
+def run(request, db, as_json: bool) -> int:
+    """The search of a ``ServeSearchRequest`` (cli/serve.py builds it)."""
+    from planner_app.core.results import json_ready
+    from planner_app.service.serving import run_slo_search
 
-    if args.ttft_ms is None or args.tpot_ms is None:
-        raise InputError("ttft_ms" if args.ttft_ms is None else "tpot_ms",
-                         "the search needs both --ttft-ms and --tpot-ms")
-    machines = tuple(("instance", x.strip()) for x in (args.instance or "").split(",") if x.strip()) + \
-        tuple(("gpu", x.strip()) for x in (args.gpu or "").split(",") if x.strip())
-    req = request_for_search(_request(args, gpu=None, instance=None))
-    res = run_slo_search(req, machines, args.ttft_ms, args.tpot_ms, db, top=args.top)
-    out = json_safe({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl, "osl": req.osl,
-                  "concurrency": req.concurrency, "request_rate": req.request_rate, "engine": req.engine,
-                  "targets": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms},
-                  "evaluated": res.evaluated, "fitting": res.fitting, "meeting": res.meeting,
-                  "elapsed_s": res.elapsed_s, "plans": res.cheapest, "cheapest": res.cheapest,
-                  "fewest_gpus": res.fewest_gpus, "pareto": res.pareto, "closest": res.closest,
-                  "notes": res.notes})
-    if args.json:
+    res = run_slo_search(request, db)
+    req, targets = request.serve, request.targets
+    out = json_ready({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl,
+                      "osl": req.osl, "concurrency": req.concurrency, "request_rate": req.request_rate,
+                      "engine": req.engine, "targets": {"ttft_ms": targets.ttft_ms, "tpot_ms": targets.tpot_ms},
+                      "evaluated": res.evaluated, "fitting": res.fitting, "meeting": res.meeting,
+                      "elapsed_s": res.elapsed_s, "plans": res.cheapest, "cheapest": res.cheapest,
+                      "fewest_gpus": res.fewest_gpus, "pareto": res.pareto, "closest": res.closest,
+                      "notes": res.notes})
+    if as_json:
         print(json.dumps(out, indent=1))
     else:
         print(format_text(out))
@@ -38,8 +32,8 @@ def run(args, db) -> int:
         near = ("none fits" if c is None else
                 f"closest: {c['machine']} tp {c['tp']} pp {c['pp']} x{c['replicas']} {c['weights_dtype']}/"
                 f"{c['kv_dtype']} with TTFT {_ms(c['ttft_ms'])}, TPOT {_ms(c['tpot_ms'])}")
-        print(f"gpu-planner serve: error: no deployment meets TTFT <= {args.ttft_ms:g} ms and TPOT <= "
-              f"{args.tpot_ms:g} ms ({res.evaluated:,} scored); {near}", file=sys.stderr)
+        print(f"gpu-planner serve: error: no deployment meets TTFT <= {targets.ttft_ms:g} ms and TPOT <= "
+              f"{targets.tpot_ms:g} ms ({res.evaluated:,} scored); {near}", file=sys.stderr)
         return EXIT_NONE
     return 0
 

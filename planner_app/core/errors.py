@@ -55,3 +55,8 @@ def require_choice(field: str, value, choices) -> str:
     if value not in choices:
         raise InputError(field, f"must be one of {', '.join(map(str, choices))}; got {value!r}")
     return value
+
+
+class ImpossibleResult(InputError):
+    """The engine returned a value no real run can have (NaN, infinite, negative, MFU > 1); the
+    service re-raises it naming the option that set the numbers (an override, a calibration)."""

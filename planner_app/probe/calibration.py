@@ -21,7 +21,7 @@ leaves every validated run at least as close as the defaults do (all the way: di
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.compute import Efficiency, default_efficiency
@@ -300,9 +300,10 @@ def guard_profile(profile: CalibrationProfile, gpu, cases: list[dict], framework
     return profile
 
 
-def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> CalibrationProfile:
-    """A saved profile by name, from the user's database, with the never-worse rule applied
-    against the validated runs stored there for its GPU (``guard``)."""
+def read_profile(name: str, userdb=None, specdb=None):
+    """A saved profile by name from the user's database as measured (the never-worse rule is the
+    service's: service/calibration.py), with its GPU and the validated runs stored for that GPU:
+    (profile, gpu, runs, key), ``key`` telling this profile and set of runs from any other."""
     from planner_app.specdb.catalog import shipped_db
     from planner_app.specdb.userdb import UserDB
 
@@ -312,7 +313,7 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
         damaged = [p for p in udb.problems if f"calibration profile {name!r}" in p]
         names = [p["name"] for p in udb.profiles()] if rec is None and not damaged else []
         gpu_of_rec = rec["gpu_id"] if rec is not None else None
-        runs = udb.validations(gpu_of_rec) if guard and gpu_of_rec else []  # read before the close
+        runs = udb.validations(gpu_of_rec) if gpu_of_rec else []  # read before the close
         db_path = str(getattr(udb, "path", id(udb)))
     finally:
         if userdb is None:
@@ -332,17 +333,8 @@ def load_profile(name: str, userdb=None, specdb=None, guard: bool = True) -> Cal
     p.created = rec["created"][:10]
     if p.device == "?" and rec.get("device"):
         p.device = rec["device"]
-    if guard:
-        from planner_app.service.validation import validated_cases
+    if gpu.id != gpu_of_rec:  # the stored runs are keyed by the profile's GPU id
+        runs = []
+    key = (db_path, name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
+    return p, gpu, runs, key
 
-        if gpu.id != gpu_of_rec:  # the stored runs are keyed by the profile's GPU id
-            runs = []
-        # the rule re-estimates every stored run ~20 times: once per profile and set of runs
-        key = (db_path, name, rec["created"], len(runs), runs[-1]["created"] if runs else "")
-        if key not in _GUARDED:
-            _GUARDED[key] = guard_profile(p, gpu, validated_cases(db, runs, gpu))
-        return replace(_GUARDED[key])
-    return p
-
-
-_GUARDED: dict = {}

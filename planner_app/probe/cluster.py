@@ -239,8 +239,7 @@ def default_intra_fabric(db, gpu):
     """The intra-node link the engine assumes for ``gpu`` (NVLink generation or PCIe)."""
     if gpu is None:
         return None
-    from planner_app.service.resolve import intra_for_gpu
-    return intra_for_gpu(db, gpu)
+    return db.intra_link(gpu)
 
 
 def summary(data: dict) -> dict:

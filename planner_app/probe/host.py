@@ -243,7 +243,10 @@ def host_verdicts(result: dict) -> list[dict]:
     """Each measurement against the planner's default for it (core/training/host.py, core/training/checkpoint.py):
     ``ratio`` > 1 means this host is faster than the plans assume without a probe."""
     from planner_app.core.training.checkpoint import DEFAULT_WRITE_GB_S_PER_NODE
-    from planner_app.core.training.host import DECODE_IMAGES_PER_S_PER_CORE, DEFAULT_NVME_READ_GB_S
+    from planner_app.core.training.host import (
+        DECODE_IMAGES_PER_S_PER_CORE,
+        DEFAULT_NVME_READ_GB_S,
+    )
 
     rows = [("storage write", result["storage"]["write_gb_s"], DEFAULT_WRITE_GB_S_PER_NODE, "GB/s"),
             ("storage read", result["storage"]["read_gb_s"], DEFAULT_NVME_READ_GB_S, "GB/s"),

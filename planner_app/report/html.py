@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from html import escape
 
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS
+from planner_app.core import options
+from planner_app.core.plans.cost import PRICE_KINDS, cny_rate
 from planner_app.report import charts, serving
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg
 from planner_app.report.text import Strings
-from planner_app.service.options import OPTIONS
+from planner_app.scenario import ESTIMATE_OPTIONS
 from planner_app.service.pricing import STALE_AFTER_DAYS, PriceSource
 
 
@@ -21,18 +22,27 @@ def _price_source(plan) -> PriceSource | None:
     if not inst.get("currency"):
         return None
     rate = plan.options.get("cny_per_usd")
-    return PriceSource(inst["currency"], inst.get("price_date") or "", rate or DEFAULT_CNY_PER_USD, bool(rate))
+    return PriceSource(inst["currency"], inst.get("price_date") or "", cny_rate(rate), bool(rate))
 
 ACCENT = charts.ACCENT
 ZWSP = "\u200b"
 PAGE_BREAK = "<!--page-break-->"
 
-# The inputs table: the workload's options in the option table's order and names
-# (service/options.py), each with its formatter; then the scenario's own target.
+# The inputs tables: the options of the estimate requests (core/requests.py) in their order and
+# names, each with its formatter: the workload's, then the scenario's own target; and each plan's
+# options beside its hardware (its layout, network, host side, speed overrides).
 _INPUT_FORMATS = {"tokens": fmt.tokens, "target_tokens_per_s": fmt.rate}
-WORKLOAD_LABELS = tuple(
-    (o.key, o.label, _INPUT_FORMATS.get(o.key, fmt.count if o.kind == "int" else str))
-    for o in OPTIONS if o.scope == "workload") + (("target_tokens_per_s", "Target generated tokens/s", fmt.rate),)
+
+
+def _format_of(o):
+    return _INPUT_FORMATS.get(o.key, fmt.count if o.kind == "int" else str)
+
+
+WORKLOAD_LABELS = tuple((o.key, o.label, _format_of(o)) for o in ESTIMATE_OPTIONS.values()
+                        if o.scope == "workload" and o.kind != "model") + (
+    ("target_tokens_per_s", "Target generated tokens/s", fmt.rate),)
+PLAN_LABELS = tuple((o.key, o.label, _format_of(o)) for o in ESTIMATE_OPTIONS.values()
+                    if o.scope == "plan" and o.key not in ("gpu", "instance"))
 PRICE_LABELS = {"on_demand": "On-demand", "reserved_1yr": "1-yr reserved", "reserved_3yr": "3-yr reserved",
                 "spot": "Spot"}
 
@@ -212,7 +222,7 @@ class _Doc:
         chosen = r.chosen_plan
         if chosen.ok:
             self.p(self.e(s.engine(chosen.estimate["model"]["summary"])), "small")
-        items = [(s(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
+        items = [(s.option(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
                  if r.workload.get(k) not in (None, "")]
         rows = []
         for i in range(0, len(items), 2):
@@ -242,6 +252,22 @@ class _Doc:
                          self.e(s(net) if net in ("instance network", "default") else net)])
         self.table([s("Plan"), s("Hardware"), s("GPUs"), s("Layout"), s("Network")], rows,
                    align=["left", "left", "right", "left", "left"], widths=[26, 28, 7, 25, 14])
+        # every option each plan sets, from its request (a new option of the layout shows here as it is)
+        rows = []
+        for p in r.plans:
+            if not p.ok:
+                continue
+            given = options.given(p.result.request)
+            items = [f"{s.option(label)} {self._value(given[k], f)}" for k, label, f in PLAN_LABELS if k in given]
+            if items:
+                rows.append([self.e(p.name), self.e("; ".join(items))])
+        if rows:
+            self.table([s("Plan"), s("Plan options")], rows, align=["left", "left"], widths=[26, 74], small=True)
+
+    def _value(self, v, f) -> str:
+        if isinstance(v, bool):
+            return self.s("yes") if v else self.s("no")
+        return f(v) if isinstance(v, (int, float)) else str(v)
 
     def memory(self):
         r, s = self.r, self.s

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 from planner_app import ENGINE_VERSION, __version__
 from planner_app.core.errors import InputError
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, PRICE_KINDS, hourly_prices_usd
+from planner_app.core.plans.cost import PRICE_KINDS, hourly_prices_usd
+from planner_app.core.plans.scaling import group_size
+from planner_app.core.requests import ScalingCurves, ScalingRequest
+from planner_app.service.calibration import load_calibration
+from planner_app.service.scaling import run_scaling
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
 
@@ -37,8 +40,9 @@ class PlanResult:
     index: int
     name: str
     options: dict
-    estimate: dict | None = None
+    estimate: dict | None = None  # the estimate's JSON (what gpu-planner estimate --json prints)
     error: str | None = None
+    result: object | None = None  # service/results.EstimateResult: the request and its typed estimate
     # USD for the whole run (training) or per million tokens (inference), per price kind
     cost_by_price: dict = field(default_factory=dict)
     hourly_usd: dict = field(default_factory=dict)  # instance-hour prices, per price kind
@@ -140,7 +144,7 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
     plans = []
     for i, r in enumerate(results):
         p = PlanResult(index=i, name=r["name"], options=r["options"], estimate=r.get("estimate"),
-                       error=r.get("error"))
+                       error=r.get("error"), result=r.get("result"))
         if p.ok:
             _add_prices(p, db)
         plans.append(p)
@@ -168,34 +172,25 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
 # ---- prices -------------------------------------------------------------------------------
 def _add_prices(p: PlanResult, db) -> None:
     """Cost at every price of the plan's instance. Training: the estimate's ``usd_by_price``
-    as it is. Inference: the estimate gives the on-demand cost per million tokens; the other
+    as it is. Inference: the estimate gives the cost per million tokens at its basis; the other
     prices scale it by their hourly price (same tokens/s, so cost is proportional to price)."""
     est = p.estimate
-    inst_id = p.options.get("instance")
-    if inst_id:
-        try:
-            inst = db.instance(inst_id)
-        except (InputError, SpecDataError):
-            inst = None
-        if inst is not None:
-            cny = p.options.get("cny_per_usd") or DEFAULT_CNY_PER_USD
-            p.hourly_usd = hourly_prices_usd(inst.prices, cny)
-            p.instance = {"provider": inst.provider, "region": inst.region, "id": inst.instance_id,
-                          "gpus_per_instance": inst.gpu_count, "source": inst.source, "retrieved": inst.retrieved,
-                          "price_date": inst.prices.date, "currency": inst.prices.currency}
+    inst = p.result.estimate.hardware.instance
+    if inst is not None:
+        p.hourly_usd = hourly_prices_usd(inst.prices, p.result.request.pricing.cny_per_usd)
+        p.instance = {"provider": inst.provider, "region": inst.region, "id": inst.instance_id,
+                      "gpus_per_instance": inst.gpu_count, "source": inst.source, "retrieved": inst.retrieved,
+                      "price_date": inst.prices.date, "currency": inst.prices.currency}
     cost = est.get("cost") or {}
     if est["mode"] == "training":
         p.cost_by_price = {k: (cost.get("usd_by_price") or {}).get(k) for k in PRICE_KINDS}
     else:
         per_m = cost.get("usd_per_million_tokens")
-        per_h = cost.get("usd_per_hour")
+        per_h = cost.get("usd_per_hour")  # the batch's tp GPUs, their share of the instance, at its basis
         out = {k: None for k in PRICE_KINDS}
-        if per_m is not None:
-            out["on_demand"] = per_m
-            if per_h:
-                for k in PRICE_KINDS[1:]:
-                    h = p.hourly_usd.get(k)
-                    out[k] = None if h is None else per_m * h / per_h
+        if per_m is not None and per_h and inst is not None:
+            basis_instance_h = per_h * inst.gpu_count / p.result.estimate.setup.tp
+            out = {k: (None if h is None else per_m * h / basis_instance_h) for k, h in p.hourly_usd.items()}
         p.cost_by_price = out
 
 
@@ -215,51 +210,32 @@ def _spec_data_version(db) -> dict:
     return out
 
 
-# ---- scaling ------------------------------------------------------------------------------
-def _request(opts: dict, db):
-    from planner_app.service.estimate import build_request
-    from planner_app.service.options import OPTION_DEFAULTS
-
-    return build_request(SimpleNamespace(**{**OPTION_DEFAULTS, **opts}), db)
-
-
+# ---- scaling ----------------------------------------------------------------------------
 def _scaling(p: PlanResult, db) -> dict:
-    """Strong-scaling curve of the chosen plan: its layout with the data-parallel degree grown
-    over node counts (powers of two up to at least twice the plan's nodes)."""
-    from planner_app.core.plans.scaling import scaling_curve
-    from planner_app.core.training.setup import TrainingSetup
-    from planner_app.service.resolve import resolve_plan
-
-    est = p.estimate
-    par, s = est["parallel"], est["setup"]
+    """Strong-scaling curve of the chosen plan: its own request (service/scaling.py) with the
+    data-parallel degree grown over node counts (powers of two up to at least twice the plan's nodes,
+    and the plan's own count)."""
+    req = p.result.request
     try:
-        model, hw, per_node, _, _ = _request(p.options, db)
-        # a plan smaller than a node scales in groups of its own size
-        per_node = min(int(par.get("gpus_per_node") or per_node), int(par["gpus"]))
-        setup = TrainingSetup(micro_batch=s["micro_batch"], seq_len=s["seq_len"], global_batch=s["global_batch"] or 0,
-                              recipe=s["recipe"], optimizer=s["optimizer"], attention=s["attention"],
-                              recompute=s["recompute"], framework=s["framework"], offload=s.get("offload", "none"))
-        plan = resolve_plan(tp=par["tp"], pp=par["pp"], dp=1, cp=par["cp"], ep=par["ep"], zero=par["zero"],
-                            sequence_parallel=par["sequence_parallel"], pp_schedule=par["pp_schedule"],
-                            vp=par["vp"], gpus_per_node=per_node)
-        plan_nodes = max(1, -(-int(par["gpus"]) // per_node))
+        plan = p.result.estimate.plan
+        per = group_size(plan)
+        plan_nodes = max(1, -(-plan.gpus // per))
         top = max(8, 2 * plan_nodes)
         nodes = sorted({2 ** i for i in range(0, top.bit_length() + 1) if 2 ** i <= top} | {plan_nodes})
-        pts = scaling_curve(model, hw, setup, plan, nodes)
+        out = run_scaling(ScalingRequest(plan=req, curves=ScalingCurves(nodes=",".join(map(str, nodes)))), db)
     except (InputError, SpecDataError, ValueError) as e:
         return {"error": str(e)}
+    pts = next(iter(out.curves.values()))
     if not pts:
         return {"error": "no node count holds a whole tp x pp x cp x ep group"}
-    return {"gpus_per_node": per_node, "plan_nodes": plan_nodes, "plan_gpus": int(par["gpus"]),
-            "fabric": hw.inter.name if hw.inter else "", "points": [vars(x) for x in pts]}
+    return {"gpus_per_node": out.gpus_per_node, "plan_nodes": out.plan_nodes, "plan_gpus": plan.gpus,
+            "fabric": out.hardware.inter.name if out.hardware.inter else "", "points": [vars(x) for x in pts]}
 
 
 # ---- calibration --------------------------------------------------------------------------
 def _calibration(name: str, db) -> dict:
     try:
-        from planner_app.probe.calibration import load_profile
-
-        prof = load_profile(name, specdb=db)
+        prof = load_calibration(name, db)
     except (InputError, SpecDataError) as e:
         return {"name": name, "error": getattr(e, "message", None) or str(e)}
     except Exception as e:  # the user database may be unreadable: the report still renders
@@ -303,10 +279,8 @@ def _sources(plans: list[PlanResult], db, serving: dict | None = None) -> list[S
             out.setdefault(("instance", i["provider"], i["id"]),
                            Source("instance", f"{i['provider']} {i['id']} ({i['region']})", i["source"],
                                   i["retrieved"], i["price_date"]))
-        try:
-            model, hw, _, _, _ = _request(p.options, db)
-        except (InputError, SpecDataError):
-            continue
+        est = p.result.estimate
+        model, hw = est.model, est.hardware
         par = p.estimate.get("parallel", {})
         nodes = par.get("nodes") or -(-int(par.get("gpus", 1)) // max(1, int(par.get("gpus_per_node") or 8)))
         for fab in (hw.intra, hw.inter if nodes > 1 else None):  # the network matters from two nodes up

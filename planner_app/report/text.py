@@ -34,6 +34,15 @@ class Strings:
             self._cache[text] = hit
         return hit
 
+    def option(self, text: str) -> str:
+        """An option's label (core/options.py, context "Options"), as the GUI's forms show it."""
+        if self.lang == "en":
+            return text
+        from planner_app.i18n import tr_in
+
+        hit = tr_in(self.lang, "Options", text)
+        return hit if hit != text else self(text)
+
     def engine(self, value) -> str:
         """An engine sentence (advice, an assumption: ``core.text.Text``) in the report's
         language, through the app's catalogue for that language (whatever the UI's is)."""

@@ -109,6 +109,7 @@ STRINGS = {
     "KV cache": "KV 缓存",
     "Target generated tokens/s": "目标生成速度（token/秒）",
     "Plan": "方案",
+    "Plan options": "方案选项",
     "Hardware": "硬件",
     "Layout": "并行布局",
     "Network": "网络",

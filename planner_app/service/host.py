@@ -8,14 +8,17 @@ import json
 from planner_app.core.errors import InputError
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.training.checkpoint import (
-    DEFAULT_INTERVAL_S,
-    DEFAULT_KEPT,
     DEFAULT_WRITE_GB_S_PER_NODE,
     CheckpointPlan,
     checkpoint_cost,
     checkpoint_sizes,
 )
-from planner_app.core.training.host import HostRates, host_ram, input_pipeline, loader_pinned_bytes
+from planner_app.core.training.host import (
+    HostRates,
+    host_ram,
+    input_pipeline,
+    loader_pinned_bytes,
+)
 from planner_app.core.training.setup import recipe_bytes
 
 
@@ -35,35 +38,34 @@ def load_host_probe(path: str | None) -> dict | None:
     return data
 
 
-def host_section(args, model, hw, setup, plan, est: dict) -> dict:
-    """The ``host`` object of a training estimate."""
-    probe = load_host_probe(getattr(args, "host_probe", None))
+def host_section(options, est) -> dict:
+    """The ``host`` object of a training estimate (``options``: the request's HostOptions)."""
+    model, hw, setup, plan = est.model, est.hardware, est.setup, est.plan
+    probe = load_host_probe(options.host_probe)
     rates = HostRates().calibrated(probe)
     inst = hw.instance
-    write = getattr(args, "storage_write_gb_s", None)
+    write = options.storage_write_gb_s
     write_src = "option"
     if write is None:
         measured = ((probe or {}).get("storage") or {}).get("write_gb_s")
         write, write_src = (measured, "host probe") if measured else (DEFAULT_WRITE_GB_S_PER_NODE, "default")
-    interval_min = getattr(args, "checkpoint_interval_min", None)
-    ckpt = CheckpointPlan(interval_s=interval_min * 60 if interval_min else DEFAULT_INTERVAL_S,
-                          kept=getattr(args, "checkpoints_kept", None) or DEFAULT_KEPT, write_gb_s_per_node=write)
+    ckpt = CheckpointPlan(interval_s=options.checkpoint_interval_min * 60, kept=options.checkpoints_kept,
+                          write_gb_s_per_node=write)
     rb = recipe_bytes(setup.recipe, setup.framework)
     lora = setup.lora(model)
-    sizes = checkpoint_sizes(model, rb, setup.optimizer, est["params"].get("trainable"),
-                             lora.adapter_bytes if lora is not None else None)
-    t = est.get("time", {})
+    trainable = int(lora.adapter_params(model.dense_mlp_layers, model.moe_layers)) if lora is not None else None
+    sizes = checkpoint_sizes(model, rb, setup.optimizer, trainable, lora.adapter_bytes if lora is not None else None)
     gpn = min(plan.gpus_per_node, plan.gpus)
     nodes = plan.nodes
     nvme = inst.local_nvme_gb * 1e9 if inst is not None and inst.local_nvme_gb else None
-    cp = checkpoint_cost(sizes, plan.gpus, nodes, ckpt, t.get("train_s"), nvme)
+    cp = checkpoint_cost(sizes, plan.gpus, nodes, ckpt, est.time.train_s, nvme)
     cp["write_source"] = write_src
-    samples_s = t.get("tokens_per_s", 0.0) / max(setup.seq_len, 1)
+    samples_s = est.time.tokens_per_s / max(setup.seq_len, 1)
     pipe = input_pipeline(model, samples_s, setup.seq_len, plan.gpus, nodes,
                           inst.vcpu if inst is not None else 0, inst.local_nvme_gb if inst is not None else 0,
                           inst.network_gbit_s if inst is not None else 0, rates)
-    pinned = loader_pinned_bytes(model, setup.micro_batch, setup.seq_len, pipe["workers_per_gpu"])
-    ram = host_ram(est["memory"].get("host_bytes") or 0.0, gpn, pipe["workers_per_gpu"], pinned,
+    pinned = loader_pinned_bytes(model, plan.micro_batch, setup.seq_len, pipe["workers_per_gpu"])
+    ram = host_ram(est.memory.host_bytes or 0.0, gpn, pipe["workers_per_gpu"], pinned,
                    inst.ram_gb * 1e9 if inst is not None and inst.ram_gb else None)
     return {"checkpoint": cp, "ram": ram, "input": pipe, "advice": host_advice(cp, ram, pipe, setup, inst)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.plans.cost import cny_rate
 
 # A price older than this is flagged "may be stale": cloud list prices move (AWS cut P5
 # on-demand prices by up to 45% in June 2025, as issue 17 records), so a year-old row is a
@@ -21,8 +21,8 @@ class PriceSource:
 
     currency: str
     date: str
-    cny_per_usd: float = DEFAULT_CNY_PER_USD
-    rate_given: bool = False
+    cny_per_usd: float  # the rate the engine used (cny_rate: the user's, else the built-in one)
+    rate_given: bool
 
     @property
     def converted(self) -> bool:
@@ -70,7 +70,7 @@ def price_source(db, instance_id: str | None, cny_per_usd: float | None) -> Pric
     except ValueError:  # InputError and SpecDataError are ValueErrors: the estimate reports them
         return None
     return PriceSource(currency=inst.prices.currency, date=inst.prices.date or "",
-                       cny_per_usd=cny_per_usd or DEFAULT_CNY_PER_USD, rate_given=bool(cny_per_usd))
+                       cny_per_usd=cny_rate(cny_per_usd), rate_given=bool(cny_per_usd))
 
 
 def native_amount(usd: float | None, src: PriceSource) -> float | None:

@@ -3,12 +3,17 @@ GUI and scenario files."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.machine import Hardware
+from planner_app.core.inference.setup import InferenceSetup
 from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+from planner_app.core.requests import InferenceRequest, TrainingRequest
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
-from planner_app.core.training.setup import ParallelPlan
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+from planner_app.service.results import check_price_mix
 from planner_app.specdb.schema import one_line
 
 DEFAULT_FABRIC = "ib-ndr"
@@ -123,7 +128,7 @@ def default_seq_len(model, db) -> int:
     return 2048
 
 
-def default_recipe(gpu, framework: str, finetune: str = "full") -> str:
+def default_recipe(gpu, framework: str, finetune: str) -> str:
     """bf16 where the GPU has it: PyTorch's autocast over fp32 weights, Megatron/DeepSpeed's
     mixed bf16; GPUs without bf16 (V100, T4) use fp16 autocast. LoRA and QLoRA load the base in
     bf16 (``torch_dtype=torch.bfloat16``, as PEFT's and TRL's examples do; QLoRA's
@@ -172,7 +177,7 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
     elif gpu:
         g = db.gpu(gpu)
         per_node = gpus_per_node or 8
-        intra = intra_for_gpu(db, g)
+        intra = db.intra_link(g)
         inter = inter_fabric(db, fabric or DEFAULT_FABRIC)
         nics = nics_per_node or per_node
         if not fabric:
@@ -197,40 +202,103 @@ def inter_fabric(db, fabric_id: str):
     return f
 
 
-def intra_for_gpu(db, g):
-    link = (g.link or "").lower()
-    try:
-        if "nvlink 5" in link:
-            return db.fabric("nvlink5")
-        if "nvlink 4" in link and "bridge" not in link:
-            return db.fabric("nvlink-h800" if "reduced" in link else "nvlink4")
-        if "nvlink 3" in link and "bridge" not in link:
-            return db.fabric("nvlink-a800" if "reduced" in link else "nvlink3")
-        if "nvlink 2" in link:
-            return db.fabric("nvlink2")
-        if "infinity" in link and "bridge" not in link:
-            return db.fabric("infinity-fabric")
-        if "roce" in link:
-            return db.fabric("gaudi-roce")
-        return db.fabric({3: "pcie3", 4: "pcie4", 5: "pcie5"}.get(g.pcie_gen, "pcie4"))
-    except InputError:
-        return None
-
-
-def resolve_plan(gpus=None, tp=None, pp=None, dp=None, cp=None, ep=None, zero=0, sequence_parallel=False,
-                 pp_schedule="1f1b", vp=2, gpus_per_node=8) -> ParallelPlan:
-    """A layout from the degrees given; dp follows from --gpus when not given."""
-    tp, pp, cp, ep = tp or 1, pp or 1, cp or 1, ep or 1
-    inner = tp * pp * cp * ep
-    if dp is None:
-        if gpus is None:
+def resolve_plan(layout: ParallelPlan, gpus: int, gpus_per_node: int) -> ParallelPlan:
+    """``layout`` with its data-parallel degree (given, else from the GPU count: GPUs / (tp x pp x
+    cp x ep), else 1) and the machine's GPUs per node; the GPU count must match the degrees."""
+    inner = layout.tp * layout.pp * layout.cp * layout.ep
+    dp = layout.dp
+    if not dp:
+        if not gpus:
             dp = 1
         elif gpus % inner:
             raise InputError("gpus", f"{gpus} GPUs is not a multiple of tp x pp x cp x ep = {inner}")
         else:
             dp = gpus // inner
-    elif gpus is not None and gpus != inner * dp:
+    elif gpus and gpus != inner * dp:
         raise InputError("gpus", f"{gpus} GPUs does not equal tp x pp x cp x ep x dp = {inner * dp} "
-                                 f"({tp} x {pp} x {cp} x {ep} x {dp})")
-    return ParallelPlan(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero, sequence_parallel=sequence_parallel,
-                        pp_schedule=pp_schedule, vp=vp, gpus_per_node=gpus_per_node)
+                                 f"({layout.tp} x {layout.pp} x {layout.cp} x {layout.ep} x {dp})")
+    return replace(layout, dp=dp, gpus_per_node=gpus_per_node)
+
+
+@dataclass(frozen=True)
+class ResolvedTraining:
+    """A training request against the spec database: the engine's inputs, every default taken and
+    what it says (``notes``, the first assumptions of the estimate)."""
+
+    model: object
+    hardware: Hardware
+    setup: TrainingSetup
+    plan: ParallelPlan
+    price: PriceChoice
+    notes: tuple
+
+
+def price_choice(pricing) -> PriceChoice:
+    """The request's pricing part as the engine prices with it (the mix parsed, 80% 1-year reserved
+    and 20% on-demand where none is given)."""
+    mix = check_price_mix(pricing.price_mix) if getattr(pricing, "price_mix", None) else DEFAULT_MIX
+    return PriceChoice(basis=pricing.price, mix=mix, cny_per_usd=pricing.cny_per_usd)
+
+
+def resolve_training(req: TrainingRequest, db, calibration=None) -> ResolvedTraining:
+    """The engine's inputs for ``req``: the model and hardware by name, the recipe from the GPU and
+    framework, the attention kernel from the framework and the model, the sequence length from the
+    preset, dp from the GPU count, the machine's GPUs per node; ``calibration``: the loaded profile
+    ``req.calibration`` names (service/estimate.py loads it)."""
+    model = resolve_model(req.model, db)
+    m = req.machine
+    hw, per_node, notes = resolve_hardware(db, gpu=m.gpu, instance=m.instance, fabric=m.fabric,
+                                           nics_per_node=m.nics_per_node or None,
+                                           gpus_per_node=m.gpus_per_node or None, calibration=calibration)
+    if hw.calibration is not None and calibration is not None:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "calibration profile {name!r} ({summary})"),
+                          name=calibration.name, summary=calibration.summary()))
+    s, layout = req.setup, req.layout
+    recipe = s.recipe or default_recipe(hw.gpu, s.framework, s.finetune)
+    if not s.recipe:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "recipe {recipe} (default for {gpu} with {framework}; --recipe)"),
+                          recipe=recipe, gpu=hw.gpu.name, framework=s.framework))
+    attention = s.attention or default_attention(s.framework, model)
+    check_attention(model, attention, s.framework)
+    if attention == "eager" and layout.cp > 1:
+        # context parallelism splits the sequence over ranks inside the attention kernel (ring
+        # attention over flash/SDPA kernels: Megatron-Core's context parallel runs on
+        # TransformerEngine's fused attention); eager attention has no such split
+        raise InputError("attention", "context parallelism above 1 needs flash or sdpa attention (ring attention); "
+                                      "eager has no context-parallel form: choose flash or sdpa, or cp 1")
+    if not s.attention and attention != default_attention(s.framework):
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "attention eager: transformers runs {family} without SDPA "
+                                                      "(--attention flash for FlashAttention-2)"), family=model.family))
+    if s.qlora_prepare and layout.recompute == "none":
+        # prepare_model_for_kbit_training turns gradient checkpointing on by default
+        # (use_gradient_checkpointing=True, peft/utils/other.py)
+        layout = replace(layout, recompute="full")
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "prepare_model_for_kbit_training turns gradient "
+                                                      "checkpointing on (full recomputation)")))
+    setup = replace(s, recipe=recipe, attention=attention, seq_len=s.seq_len or default_seq_len(model, db))
+    plan = resolve_plan(layout, m.gpus, per_node)
+    return ResolvedTraining(model=model, hardware=hw, setup=setup, plan=plan, price=price_choice(req.pricing),
+                            notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class ResolvedInference:
+    model: object
+    hardware: Hardware
+    setup: InferenceSetup
+    price: PriceChoice
+    notes: tuple
+
+
+def resolve_inference(req: InferenceRequest, db, calibration=None) -> ResolvedInference:
+    """The engine's inputs for one inference batch: transformers' default attention kernel (SDPA; eager
+    for the families without it)."""
+    model = resolve_model(req.model, db)
+    hw, _per_node, notes = resolve_hardware(db, gpu=req.machine.gpu, instance=req.machine.instance,
+                                            calibration=calibration)
+    if hw.calibration is not None and calibration is not None:
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "calibration profile {name!r} ({summary})"),
+                          name=calibration.name, summary=calibration.summary()))
+    setup = replace(req.setup, attention=req.setup.attention or default_attention("pytorch", model))
+    price = PriceChoice(basis=req.pricing.price, mix=DEFAULT_MIX, cny_per_usd=req.pricing.cny_per_usd)
+    return ResolvedInference(model=model, hardware=hw, setup=setup, price=price, notes=tuple(notes))

@@ -1,31 +1,19 @@
-"""The service layer's checks around the engine: inputs the option table cannot judge alone
-(a rate against the GPU's peak, a price mix, a model config.json, a calibration profile) and
-the results the engine returns (finite, non-negative, MFU <= 1). An impossible result is an
-error naming the option that caused it, never a number shown to the user."""
+"""What the estimate service returns, and the checks around the engine that need more than one
+option: a rate against the GPU's peak, a price mix. An impossible result (core/results.py) is
+an error naming the option that caused it, never a number shown to the user."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from planner_app.core.errors import InputError
-
-# Time parts may be a rounding error below zero (-1.7e-18 s in one golden case: exposed
-# data-parallel time computed as step - compute - optimizer); anything below this share of
-# the step is a real negative time.
-NEGATIVE_TIME_TOLERANCE = 1e-9
-# MFU and HFU are ratios to the datasheet peak; the engine's own model stays below 1, and an
-# override at exactly the peak gives 1 up to rounding.
-UTILISATION_TOLERANCE = 1e-9
+from planner_app.core.plans.cost import PriceMix
+from planner_app.core.results import UTILISATION_TOLERANCE, check_quantities, json_ready
 
 
-class ImpossibleResult(InputError):
-    """The engine returned a value no real run can have (NaN, infinite, negative, MFU > 1)."""
-
-
-def check_price_mix(text):
-    """A ``--price-mix`` text parsed into a PriceMix, every share finite; InputError naming
+def check_price_mix(text) -> PriceMix:
+    """A price-mix text parsed into a PriceMix, every share finite; InputError naming
     ``price_mix`` otherwise (the parser's own float() errors included)."""
-    from planner_app.core.plans.cost import PriceMix
-
     try:
         mix = PriceMix.parse(text)
     except InputError:
@@ -39,51 +27,39 @@ def check_price_mix(text):
     return mix
 
 
-def check_achieved_tflops(achieved_tflops, out: dict) -> None:
-    """``--achieved-tflops`` counts hardware FLOPs per GPU per second: at most the peak the
-    engine measures MFU against (``flops.peak_tflops_per_gpu``, the datasheet's dense rate for
-    the recipe's GEMM precision)."""
-    peak = out.get("flops", {}).get("peak_tflops_per_gpu")
+def check_achieved_tflops(achieved_tflops, estimate) -> None:
+    """An achieved TFLOP/s counts hardware FLOPs per GPU per second: at most the peak the engine
+    measures MFU against (the datasheet's dense rate for the recipe's GEMM precision)."""
+    peak = estimate.flops.peak_tflops_per_gpu
     if achieved_tflops and peak and achieved_tflops > peak * (1 + UTILISATION_TOLERANCE):
-        raise InputError("achieved_tflops", f"{achieved_tflops:,g} TFLOP/s is above the {out['gpu']['name']}'s "
-                                            f"peak of {peak:,g} TFLOP/s for recipe {out['setup']['recipe']}; "
-                                            f"allowed: 0.001 to {peak:,g}")
+        raise InputError("achieved_tflops", f"{achieved_tflops:,g} TFLOP/s is above the "
+                                            f"{estimate.hardware.gpu.name}'s peak of {peak:,g} TFLOP/s for recipe "
+                                            f"{estimate.setup.recipe}; allowed: 0.001 to {peak:,g}")
 
 
-def _walk(obj, path=""):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _walk(v, f"{path}.{k}" if path else k)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            yield from _walk(v, f"{path}[{i}]")
-    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        yield path, obj
+@dataclass(frozen=True)
+class EstimateResult:
+    """An estimate and the request it answers: faces that need more numbers of the same plan (a
+    scaling curve, a report's prices) run this ``request`` again; none rebuilds inputs from the
+    JSON. ``notes``: what the service assumed before the engine did (the defaults it took, the
+    calibration profile); ``host``: the host side of a training plan (service/host.py)."""
 
+    request: object  # core/requests.TrainingRequest or InferenceRequest
+    estimate: object  # core/training/estimate.TrainingEstimate or core/inference/estimate.InferenceEstimate
+    notes: tuple
+    host: dict | None = None
 
-# Values that may be negative: a plan that does not fit has negative headroom; advice lists
-# changes that save or cost time and memory.
-SIGNED = ("memory.headroom_bytes", "memory.headroom_fraction", "advice.")
+    def __post_init__(self):
+        check_quantities(self)
 
+    @property
+    def mode(self) -> str:
+        return self.request.mode
 
-def check_estimate(out: dict, cause: str = "result") -> dict:
-    """``out`` when every number in it is finite, the quantities are non-negative, the step
-    takes time and MFU/HFU are at most 1; ImpossibleResult naming ``cause`` (the option that
-    set the numbers, or "result") and the value otherwise."""
-    for path, v in _walk(out):
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ImpossibleResult(cause, f"the estimate has {path} = {v}: no real run gives that; check the inputs")
-        if v < 0 and not path.startswith(SIGNED):
-            step = out.get("time", {}).get("step_s") or 1.0
-            if path.startswith("time.breakdown_s.") and v > -NEGATIVE_TIME_TOLERANCE * abs(step):
-                continue
-            raise ImpossibleResult(cause, f"the estimate has a negative {path} ({v:g}); check the inputs")
-    t = out.get("time", {})
-    for key in ("mfu", "hfu"):
-        if key in t and t[key] > 1 + UTILISATION_TOLERANCE:
-            raise ImpossibleResult(cause, f"the estimate has {key.upper()} {t[key]:.0%}, above the GPU's peak; "
-                                          "check the inputs")
-    for key in ("step_s", "tokens_per_s", "prefill_s", "decode_tokens_per_s"):
-        if key in t and not t[key] > 0:
-            raise ImpossibleResult(cause, f"the estimate has time.{key} = {t[key]!r}; check the inputs")
-    return out
+    def to_json(self) -> dict:
+        """The JSON ``gpu-planner estimate --json`` prints (PRODUCT.md's contract)."""
+        out = self.estimate.to_json()
+        out["assumptions"] = list(self.notes) + out["assumptions"]
+        if self.host is not None:
+            out["host"] = self.host
+        return json_ready(out)

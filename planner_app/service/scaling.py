@@ -1,90 +1,94 @@
-"""The scaling service: one plan (estimate options, CLI-named) -> throughput and efficiency
-against node count, one curve per inter-node network. The CLI's ``scaling`` and the GUI's
-Scaling page both run it; the plan is built by the estimate service (same defaults, same
-calibration profile), with the data-parallel degree left to the curve."""
+"""The scaling service: a typed request (core/requests.ScalingRequest: a training plan and the
+curves to draw) -> throughput and efficiency against node count, one curve per inter-node network.
+The CLI's ``scaling``, the GUI's Scaling page and the report all run it; the plan is resolved as the
+estimate resolves it (same defaults, same calibration profile, same price), so the curve passes
+through the plan's own estimate."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from types import SimpleNamespace
 
-from planner_app.core.errors import InputError
-from planner_app.core.plans.scaling import ScalingPoint, scaling_curve, skipped_node_counts
-
-DEFAULT_NODES = (1, 2, 4, 8, 16, 32, 64)
-MAX_NODES = 1 << 17  # x 8 GPUs: the option table's largest GPU count (MAX_GPUS = 2^20)
+from planner_app.core.errors import ImpossibleResult, InputError
+from planner_app.core.plans.scaling import ScalingPoint, group_size, scaling_curve
+from planner_app.core.requests import MAX_NODES, ScalingRequest
+from planner_app.core.results import check_quantities
+from planner_app.service.calibration import load_calibration
+from planner_app.service.resolve import inter_fabric, resolve_training
 
 
 @dataclass(frozen=True)
-class ScalingRequest:
-    """``options``: estimate options (``OPTION_DEFAULTS`` names; missing ones take its
-    defaults); ``fabrics``: inter-node network ids (none: the plan's own); ``nodes``: node
-    counts; ``weak``: the global batch grows with the nodes."""
-
-    options: dict
-    fabrics: tuple = ()
-    nodes: tuple = DEFAULT_NODES
-    weak: bool = False
-
-
-@dataclass
-class ScalingOutput:
+class ScalingResult:
+    request: ScalingRequest
     model: object
     hardware: object  # the plan's hardware (its own network)
+    plan: object  # the resolved plan (its own node count is plan_nodes)
     curves: dict  # fabric id -> [ScalingPoint]
     nics: dict  # fabric id -> NICs per node
     skipped: dict  # node count -> why the plan's groups do not fit it
-    gpus_per_node: int
+    gpus_per_node: int  # GPUs of one node of the curve (the plan itself when it is smaller)
     assumptions: list = field(default_factory=list)
 
+    def __post_init__(self):
+        for pts in self.curves.values():
+            for p in pts:
+                check_quantities(p)
 
-def _options(options: dict) -> SimpleNamespace:
-    from planner_app.service.estimate import apply_cli_defaults
-    from planner_app.service.options import OPTION_DEFAULTS
+    @property
+    def plan_nodes(self) -> int:
+        return max(1, -(-self.plan.gpus // self.gpus_per_node))
 
-    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
-    if unknown:
-        raise InputError(unknown[0], f"is not an estimate option; allowed: {', '.join(sorted(OPTION_DEFAULTS))}")
-    if (options.get("mode") or "training") != "training":
-        raise InputError("mode", "scaling curves are for training plans; the workload is inference")
-    for key in ("mfu", "achieved_tflops"):
-        if options.get(key):
-            # a fixed MFU or rate fixes the step time: no communication model, a flat 100% curve
-            raise InputError(key, "sets the step time directly, so every node count would scale perfectly; "
-                                  "scaling curves come from the engine's time model: remove it")
-    return apply_cli_defaults(SimpleNamespace(**{k: v for k, v in options.items() if k != "mode"}), mode="training")
+    def to_json(self) -> dict:
+        """The JSON ``gpu-planner scaling --json`` prints."""
+        return {"model": self.model.name, "gpu": self.hardware.gpu.id,
+                "mode": "weak" if self.request.curves.weak else "strong",
+                "curves": {fid: [vars(p) for p in pts] for fid, pts in self.curves.items()},
+                "gpus_per_node": self.gpus_per_node, "nics_per_node": self.hardware.nics_per_node,
+                "plan_nodes": self.plan_nodes, "plan_gpus": self.plan.gpus,
+                "skipped_nodes": [{"nodes": n, "reason": r} for n, r in self.skipped.items()],
+                "assumptions": self.assumptions}
 
 
-def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> ScalingOutput | None:
-    """The curves of ``request`` (None when ``cancelled()`` says so between networks)."""
-    from planner_app.service.estimate import build_request, training_setup_and_plan
-    from planner_app.service.resolve import inter_fabric
-    from planner_app.service.results import check_estimate
-
-    nodes = sorted({int(n) for n in request.nodes})
+def node_counts(text: str) -> list[int]:
+    """Node counts from "1,2,4": whole numbers from 1 to MAX_NODES, sorted, each once."""
+    try:
+        nodes = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise InputError("nodes", f"must be whole numbers separated by commas; got {text!r}") from None
     if not nodes or nodes[0] < 1 or nodes[-1] > MAX_NODES:
         raise InputError("nodes", f"must be whole numbers from 1 to {MAX_NODES:,}")
-    args = _options(request.options)
-    model, hw, per_node, _overrides, notes = build_request(args, db)
-    setup, plan = training_setup_and_plan(args, model, hw, per_node, db, dp=1)
-    fabric_ids = list(request.fabrics) or [hw.inter.id]
+    return nodes
+
+
+def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> ScalingResult | None:
+    """The curves of ``request`` (None when ``cancelled()`` says so between networks)."""
+    req = request.plan
+    for key in ("mfu", "achieved_tflops"):
+        if getattr(req.speed, key):
+            # a fixed MFU or rate fixes the step time: no communication model, a flat 100% curve
+            raise InputError(key, "sets the step time directly, so every node count would scale perfectly; "
+                                  "scaling curves come from the engine's time model: leave it out")
+    nodes = node_counts(request.curves.nodes)
+    profile = load_calibration(req.calibration, db)
+    r = resolve_training(req, db, profile)
+    fabric_ids = [f.strip() for f in (request.curves.fabrics or "").split(",") if f.strip()] or [r.hardware.inter.id]
     curves: dict[str, list[ScalingPoint]] = {}
-    nics = {}
+    nics, skipped = {}, {}
     for i, fid in enumerate(fabric_ids):
         if cancelled is not None and cancelled():
             return None
-        h = replace(hw, inter=inter_fabric(db, fid))
-        curves[fid] = scaling_curve(model, h, setup, plan, nodes, weak=request.weak)
-        for point in curves[fid]:
-            check_estimate({"scaling": vars(point)}, "calibration" if args.calibration else "result")
+        h = replace(r.hardware, inter=inter_fabric(db, fid))
+        curves[fid], skipped = scaling_curve(r.model, h, r.setup, r.plan, nodes, request.curves.weak, r.price)
         nics[fid] = h.nics_per_node
         if progress:
             progress((i + 1) / len(fabric_ids), fid)
-    assumptions = notes + [f"each node: {plan.gpus_per_node} GPUs and {hw.nics_per_node} NICs "
-                           "(--gpus-per-node, --nics-per-node)",
-                           "fits: the per-GPU memory at that node count fits the GPU",
-                           "efficiency = throughput(n) / (n x throughput(1 node)); no_overlap_efficiency "
-                           "= 1/(1 + t_comm/t_compute), the special case with nothing overlapped",
-                           "step_s_plus_50us: every inter-node collective step 50 us slower"]
-    return ScalingOutput(model=model, hardware=hw, curves=curves, nics=nics,
-                         skipped=skipped_node_counts(nodes, plan), gpus_per_node=plan.gpus_per_node,
-                         assumptions=assumptions)
+    per = group_size(r.plan)
+    assumptions = list(r.notes) + [f"each node: {per} GPUs and {r.hardware.nics_per_node} NICs "
+                                   "(--gpus-per-node, --nics-per-node)",
+                                   "fits: the per-GPU memory at that node count fits the GPU",
+                                   "efficiency = throughput(n) / (n x throughput(1 node)); no_overlap_efficiency "
+                                   "= 1/(1 + t_comm/t_compute), the special case with nothing overlapped",
+                                   "step_s_plus_50us: every inter-node collective step 50 us slower"]
+    try:
+        return ScalingResult(request=request, model=r.model, hardware=r.hardware, plan=r.plan, curves=curves,
+                             nics=nics, skipped=skipped, gpus_per_node=per, assumptions=assumptions)
+    except ImpossibleResult as e:
+        raise ImpossibleResult("calibration" if profile is not None else "result", e.message) from None

@@ -1,268 +1,46 @@
-"""The serving service (issue 15): one typed request -> one steady-state estimate of a
-continuous-batching server (core/serving/engine.py), as the JSON the ``serve`` command prints; the SLO
-search is in service/serving_search.py."""
+"""The serving service (issue 15): a typed ``ServeRequest`` (core/requests.py) -> its model and
+machine resolved against the spec database -> one steady-state estimate of a continuous-batching
+server (core/serving/deployment.py) or the SLO search over many (core/serving/search.py)."""
 from __future__ import annotations
 
-import math
-import numbers
-from dataclasses import dataclass
-
 from planner_app.core.errors import InputError
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
-from planner_app.core.serving import benchmark as sb
-from planner_app.core.serving import engine as sv
-from planner_app.core.serving import support as serving_support
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
+from planner_app.core.requests import ServeRequest, ServeSearchRequest
+from planner_app.core.serving.deployment import (
+    ServeEstimate,
+    check_traffic,
+    serve_estimate,
+)
+from planner_app.core.serving.search import Machine, SloResult, slo_search
+from planner_app.service.calibration import load_calibration
 from planner_app.service.resolve import resolve_hardware, resolve_model
 
 
-@dataclass(frozen=True)
-class ServeRequest:
-    """What ``gpu-planner serve`` takes (service/options.py SERVE_OPTIONS); None: the default."""
-
-    model: object
-    isl: int
-    osl: int
-    gpu: str | None = None
-    instance: str | None = None
-    tp: int = 1
-    pp: int = 1
-    ep: int = 1
-    attention_dp: int = 1
-    replicas: int = 1
-    concurrency: int | None = None
-    request_rate: float | None = None
-    weights_dtype: str = "bf16"
-    kv_dtype: str = "bf16"
-    engine: str = "vllm"
-    gpu_memory_utilization: float = sv.GPU_MEMORY_UTILIZATION
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    benchmark_requests: int | None = None  # closed-loop benchmark's run length (default: concurrency x 10)
-    price: str = "on_demand"
-    cny_per_usd: float | None = None
-    calibration: str | None = None
-
-
-def check_whole(field: str, v) -> None:
-    """``v`` must be a whole number of at least 1 (the CLI's parser stops the rest first; the GUI, plan files
-    and scripts reach the service directly)."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise InputError(field, f"must be a whole number of at least 1; got {v!r}")
-
-
-def check_traffic(req) -> None:
-    check_whole("isl", req.isl)
-    check_whole("osl", req.osl)
-    if (req.concurrency is None) == (req.request_rate is None):
-        raise InputError("concurrency", "give exactly one of --concurrency N or --request-rate R")
-    if req.concurrency is not None:
-        check_whole("concurrency", req.concurrency)
-    if req.request_rate is not None and not req.request_rate > 0:
-        raise InputError("request_rate", f"must be a positive number of requests per second; got {req.request_rate!r}")
-    if req.benchmark_requests is not None:
-        if req.concurrency is None:
-            raise InputError("benchmark_requests", "a closed-loop benchmark needs --concurrency N (its clients), "
-                                                   "not --request-rate")
-        check_whole("benchmark_requests", req.benchmark_requests)
-    check_whole("replicas", req.replicas)
-
-
-def benchmark_run_requests(req) -> int:
-    """Requests of the closed-loop benchmark run ``req`` describes (it has a concurrency)."""
-    return req.benchmark_requests or sb.BENCHMARK_REQUESTS_PER_CLIENT * req.concurrency
-
-
-def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
-    """Errors naming the field: tp must divide the heads, pp the layers; ep needs a MoE model and
-    must divide its experts and tp x attention-dp."""
-    if not model.is_transformer:
-        raise InputError("model", "serving needs a transformer language model")
-    for name, v in (("tp", tp), ("pp", pp), ("ep", ep), ("attention_dp", adp)):
-        check_whole(name, v)
-    if model.heads % tp:
-        raise InputError("tp", f"must divide the number of attention heads ({model.heads}); got {tp}")
-    if pp > model.layers:
-        raise InputError("pp", f"must be at most the number of layers ({model.layers}); got {pp}")
-    if ep > 1 and not model.is_moe:
-        raise InputError("ep", f"expert parallel needs a mixture-of-experts model; {model.name} is dense (use --ep 1)")
-    if ep > 1 and (model.experts % ep or (tp * adp) % ep):
-        raise InputError("ep", f"must divide the experts ({model.experts}) and tp x attention-dp ({tp * adp}); "
-                               f"got {ep}")
-
-
-def instance_price_usd(hw, basis: str, cny_per_usd) -> tuple[float | None, str | None]:
-    """(USD per instance-hour at ``basis``, else on-demand, else the first known; its basis)."""
-    if hw.instance is None:
-        return None, None
-    per_hour = hourly_prices_usd(hw.instance.prices, cny_per_usd or DEFAULT_CNY_PER_USD)
-    if per_hour.get(basis) is not None:
-        return per_hour[basis], basis
-    for k, v in per_hour.items():
-        if v is not None:
-            return v, k
-    return None, None
-
-
-def engine_settings(req, gpu) -> tuple[int, int]:
-    seqs, tokens = sv.engine_defaults(gpu.capacity_bytes, gpu.id + " " + gpu.name)
-    return req.max_num_seqs or seqs, req.max_num_batched_tokens or tokens
-
-
-def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdtype=None, kvdtype=None):
-    seqs, tokens = engine_settings(req, gpu)
-    wd = wdtype if wdtype is not None else req.weights_dtype
-    kd = kvdtype if kvdtype is not None else req.kv_dtype
-    return sv.Deployment(tp=req.tp if tp is None else tp, pp=req.pp if pp is None else pp,
-                         ep=req.ep if ep is None else ep, attention_dp=req.attention_dp if adp is None else adp,
-                         replicas=req.replicas if replicas is None else replicas,
-                         weight_bytes=sv.SERVE_WEIGHT_BYTES[wd] if isinstance(wd, str) else wd,
-                         kv_bytes=sv.SERVE_KV_BYTES[kd] if isinstance(kd, str) else kd,
-                         gmu=req.gpu_memory_utilization, max_num_seqs=seqs, max_batched_tokens=tokens,
-                         **sv.engine_fields(req.engine))
-
-
-def run_serve(req: ServeRequest, db) -> dict:
-    """The steady-state estimate for one deployment, as the ``serve`` JSON."""
-    from planner_app.service.estimate import load_calibration
-
+def run_serve(req: ServeRequest, db) -> ServeEstimate:
+    """The steady-state estimate of one deployment; ``.to_json()`` is what ``serve --json`` prints."""
     check_traffic(req)
     model = resolve_model(req.model, db)
     hw, per_node, notes = resolve_hardware(db, gpu=req.gpu, instance=req.instance,
-                                           calibration=load_calibration(req.calibration))
-    check_layout(model, req.tp, req.pp, req.ep, req.attention_dp)
-    support_notes = serving_support.check(hw.gpu, req.engine, req.weights_dtype, req.kv_dtype)
-    shape = sv.model_shape(model)
-    d = deployment(req, hw.gpu)
-    dev = sv.device_for(hw, serving_support.gemm_bits(hw.gpu, req.weights_dtype, sv.GEMM_BITS[req.weights_dtype]),
-                        per_node)
-    cap = sv.capacity(shape, d, dev.capacity_bytes, req.isl, req.osl)
-    mem = cap["memory"]
-    gb = 1e9
-    fixed = float(mem["weights"] + mem["activation_workspace"] + mem["other"] + mem["cuda_graphs"])
-    if not float(mem["kv_pool"]) > 0:
-        # what the engine may fill: its fraction of the GPU, or (TensorRT-LLM, whose fraction is of the memory
-        # the model leaves free) the whole GPU
-        room = float(dev.capacity_bytes) * (1.0 if d.kv_fraction_of_free else req.gpu_memory_utilization)
-        raise InputError("tp", f"weights need {float(mem['weights']) / gb:.1f} GB per GPU (plus "
-                               f"{(fixed - float(mem['weights'])) / gb:.1f} GB workspace, CUDA graphs and context), "
-                               f"the GPU has {room / gb:.1f} GB for them"
-                               + ("" if d.kv_fraction_of_free else
-                                  f" at gpu_memory_utilization {req.gpu_memory_utilization:g}")
-                               + ": raise --tp/--pp or use a smaller --weights-dtype")
-    if not bool(cap["fits"]):
-        raise InputError("isl", f"one request of {req.isl + req.osl:,} tokens needs more KV cache than the pool holds "
-                                f"({int(cap['kv_cache_tokens']):,} tokens per replica): raise --tp or shorten it")
-    st = sv.steady_state(shape, dev, d, cap, req.isl, req.osl, concurrency=req.concurrency,
-                         request_rate=req.request_rate)
-    gpus = d.gpus_per_replica * d.replicas
-    bench = None
-    if req.concurrency is not None:
-        n_req = benchmark_run_requests(req)
-        mean, median, burst = sb.benchmark_ttft_s(shape, dev, d, st, req.concurrency, n_req, req.isl)
-        bench = {"requests": int(n_req), "clients": int(req.concurrency),
-                 "mean_ttft_ms": float(mean) * 1e3 if math.isfinite(float(mean)) else None,
-                 "median_ttft_ms": float(median) * 1e3 if math.isfinite(float(median)) else None,
-                 "opening_burst_ttft_ms": float(burst) * 1e3}
-    rate = float(st.requests_per_s)
-    out_tps = rate * req.osl
-    price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
-    cost = {}
-    if price is not None:
-        per_replica = math.ceil(d.gpus_per_replica / hw.instance.gpu_count)
-        usd_h = price * per_replica * d.replicas
-        cost = {"usd_per_hour": usd_h, "instances": per_replica * d.replicas, "price_basis": basis,
-                "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if out_tps > 0 else None,
-                "price_date": hw.instance.prices.date, "currency_source": hw.instance.prices.currency}
-    seqs, tokens = engine_settings(req, hw.gpu)
-    notes += serve_assumptions(req, seqs, tokens) + support_notes
-    if bool(st.saturated):
-        by_pool = float(cap["max_concurrency_kv"])
-        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "saturated: {what} holds {n:,.0f} running requests; the rest "
-                                                      "queue ({how})"),
-                          what="the KV pool" if by_pool < seqs * req.attention_dp else "max_num_seqs",
-                          n=float(cap["max_concurrency"]) * req.replicas,
-                          how="the request rate exceeds the throughput: the queue grows without bound"
-                          if req.request_rate else "Little's law: wait = queue / completion rate"))
-    ms = 1e3
-    infinite = not math.isfinite(float(st.queue_s))
-    breakdown = {k: float(mem[k]) for k in ("weights", "kv_pool", "activation_workspace", "cuda_graphs", "other")}
-    return {
-        "model": model.name, "gpu": hw.gpu.name,
-        **({"instance": hw.instance.instance_id} if hw.instance is not None else {}),
-        "engine": req.engine,
-        "deployment": {"tp": req.tp, "pp": req.pp, "ep": req.ep, "attention_dp": req.attention_dp,
-                       "replicas": req.replicas, "gpus_per_replica": int(d.gpus_per_replica), "gpus": int(gpus),
-                       "weights_dtype": req.weights_dtype, "kv_dtype": req.kv_dtype,
-                       "gpu_memory_utilization": req.gpu_memory_utilization, "max_num_seqs": seqs,
-                       "max_num_batched_tokens": tokens, "block_size": sv.BLOCK_SIZE_TOKENS},
-        "traffic": {"isl": req.isl, "osl": req.osl, "concurrency": req.concurrency,
-                    "request_rate": req.request_rate},
-        "ttft_ms": None if infinite else float(st.ttft_s) * ms,
-        "tpot_ms": float(st.tpot_s) * ms,
-        # what a closed-loop benchmark at this concurrency reports (its clients start together); None under a
-        # request rate
-        "benchmark": bench,
-        # where an average engine step's time goes (decode steps and those carrying prefill chunks,
-        # weighted by their share); the parts sum to tpot_ms
-        "step_breakdown_ms": {k: float(v) * ms for k, v in st.step_parts.items()},
-        "e2e_latency_ms": None if infinite else float(st.e2e_s) * ms,
-        "queueing_delay_ms": None if infinite else float(st.queue_s) * ms,
-        "output_tokens_per_s": out_tps,
-        "output_tokens_per_s_per_gpu": out_tps / gpus,
-        "tokens_per_s_per_user": 1.0 / float(st.tpot_s),
-        "requests_per_s": rate,
-        "running_requests": float(st.running) * req.replicas,
-        "decoding_requests": float(st.decodes) * req.replicas,
-        "fits": bool(cap["fits"]),
-        "kv_cache_tokens": int(cap["kv_cache_tokens"]),  # one replica's pool (all its attention-DP ranks)
-        "kv_cache_blocks": int(cap["kv_blocks"]),
-        "kv_bytes_per_token": float(cap["kv_bytes_per_token"]),
-        "max_concurrency": int(cap["max_concurrency"]) * req.replicas,
-        "saturated": bool(st.saturated),
-        "memory": {"breakdown": breakdown, "device_bytes": sum(breakdown.values()),
-                   "capacity_bytes": float(dev.capacity_bytes),
-                   "free_bytes": float(dev.capacity_bytes) - sum(breakdown.values())},
-        "cost": cost,
-        "assumptions": notes,
-    }
+                                           calibration=load_calibration(req.calibration, db))
+    return serve_estimate(req, model, hw, per_node, notes)
 
 
-def serve_assumptions(req, seqs: int, tokens: int) -> list:
-    e = sv.ENGINES[req.engine]
-    return [
-        Text(QT_TRANSLATE_NOOP("Engine", "{engine} at steady state: continuous batching, chunked prefill of at most "
-                                         "{tokens} tokens per step, at most {seqs} running requests, KV pages of "
-                                         "{block} tokens, gpu_memory_utilization {gmu:g}"),
-             engine=req.engine, tokens=tokens, seqs=seqs, block=sv.BLOCK_SIZE_TOKENS, gmu=req.gpu_memory_utilization),
-        Text(QT_TRANSLATE_NOOP("Engine", "per-step engine overhead {ms:.2f} ms ({source})"),
-             ms=e.step_overhead_s * 1e3, source=e.source),
-        *([Text(QT_TRANSLATE_NOOP("Engine", "the KV cache takes {gmu:g} of the memory the weights, workspace, CUDA "
-                                            "graphs and context leave free (TensorRT-LLM free_gpu_memory_fraction), "
-                                            "not of the whole GPU"), gmu=req.gpu_memory_utilization)]
-          if e.kv_fraction_of_free else []),
-        Text(QT_TRANSLATE_NOOP("Engine", "host time {us:.1f} us per running request per step, beside the GPU step "
-                                         "(overlap scheduler; TensorRT-LLM PR #10273, measured on a Grace host): "
-                                         "a step takes the longer of the two"), us=e.host_s_per_request * 1e6)
-        if e.host_s_per_request else
-        Text(QT_TRANSLATE_NOOP("Engine", "the engine's CPU time per running request is not modelled (no measurement "
-                                         "found for {engine}); at thousands of running requests a small model can be "
-                                         "host-bound"), engine=req.engine),
-        Text(QT_TRANSLATE_NOOP("Engine", "a running request holds the KV pages of its prompt and on average "
-                                         "{held:.0f}% of its output's (pages taken as tokens are generated, or the "
-                                         "whole output reserved at admission); no prefix caching; CUDA graphs "
-                                         "{graph:.2f} GiB per GPU"),
-             held=e.kv_output_held * 100, graph=sv.CUDA_GRAPH_BYTES / 2**30),
-        Text(QT_TRANSLATE_NOOP("Engine", "tokens/s per user is 1 / TPOT; requests/s from Little's law "
-                                         "(running requests / end-to-end latency)")),
-        # TTFT at steady state; docs/validation.md ("Real serving measurements we did not make") compares both
-        Text(QT_TRANSLATE_NOOP("Engine", "TTFT at steady state: the prompt's prefill chunks and its wait behind "
-                                         "other prompts' prefill, arrivals taken as independent")),
-    ] + ([Text(QT_TRANSLATE_NOOP("Engine", "benchmark TTFT: the mean a closed-loop benchmark of {n:,} requests "
-                                           "reports (aiperf --concurrency, vllm bench serve --max-concurrency): its "
-                                           "{c:,} clients start together on an idle server, so the first round's "
-                                           "prompts queue behind each other's prefill; its median stays the steady "
-                                           "state's while under half the requests are in that round"),
-               n=benchmark_run_requests(req), c=req.concurrency)]
-         if req.concurrency is not None else [])
-
+def run_slo_search(request: ServeSearchRequest, db) -> SloResult:
+    """Every deployment of the request's model on each machine of its ``gpu`` / ``instance`` lists,
+    ranked against its targets."""
+    req = request.serve
+    check_traffic(req)
+    t = request.targets
+    if t.ttft_ms is None or t.tpot_ms is None:
+        raise InputError("ttft_ms" if t.ttft_ms is None else "tpot_ms", "the search needs both a TTFT and a TPOT "
+                                                                        "target")
+    names = [("instance", x.strip()) for x in (req.instance or "").split(",") if x.strip()] + \
+        [("gpu", x.strip()) for x in (req.gpu or "").split(",") if x.strip()]
+    if not names:
+        raise InputError("gpu", "give one or more GPUs or instances, comma-separated")
+    model = resolve_model(req.model, db)
+    profile = load_calibration(req.calibration, db)
+    machines = []
+    for kind, name in names:
+        hw, per_node, _ = resolve_hardware(db, **{kind: name}, calibration=profile)
+        machines.append(Machine(name=name, kind=kind, hardware=hw, gpus_per_node=per_node))
+    return slo_search(request, model, machines)

@@ -11,37 +11,34 @@ from __future__ import annotations
 import datetime as _dt
 
 from planner_app.core.errors import InputError
+from planner_app.core.options import build, options_of
+from planner_app.core.requests import ServeRequest, SloTargets, serve_section_options
+from planner_app.core.serving.deployment import check_layout, check_traffic
 from planner_app.service.pricing import price_source
+from planner_app.service.resolve import resolve_model
+from planner_app.service.serving import run_serve
 from planner_app.specdb.schema import SpecDataError
 
-# What a serve section leaves unset, as the Serve page shows it (ui/pages/serve_page.py takes
-# these): the issue's example traffic (2K in / 512 out, 64 concurrent users, TTFT under 1 s,
-# 30 tokens/s per user) and tp 8, one 8-GPU server, the usual serving unit (a 70B model in bf16
-# does not fit on one GPU). The targets are the page's search fields; the SLO check below uses
-# only the targets the section sets.
-SECTION_DEFAULTS = {"tp": 8, "isl": 2048, "osl": 512, "concurrency": 64, "ttft_ms": 1000.0,
-                    "tpot_ms": 1000.0 / 30}
-# The serve section's options that shape the deployment (scenario.SERVE_KEYS less the machine
-# and the targets), under the serve command's names.
-DEPLOYMENT_KEYS = ("tp", "pp", "ep", "replicas", "isl", "osl", "concurrency", "request_rate", "weights_dtype",
-                   "kv_dtype", "engine", "gpu_memory_utilization")
+# The serve section's options, and those that shape the deployment (less the machine and the targets)
+SERVE_KEYS = tuple(serve_section_options())
+DEPLOYMENT_KEYS = tuple(k for k in options_of(ServeRequest) if k in SERVE_KEYS and k not in ("gpu", "instance"))
+TARGET_KEYS = tuple(options_of(SloTargets))
 
 
 def section_options(section: dict) -> dict:
-    """The deployment options of a serve section with the Serve page's defaults filled in."""
-    opts = {k: section[k] for k in DEPLOYMENT_KEYS if section.get(k) is not None}
-    for k in ("tp", "isl", "osl"):
-        opts.setdefault(k, SECTION_DEFAULTS[k])
-    if opts.get("request_rate") is None:
-        opts.setdefault("concurrency", SECTION_DEFAULTS["concurrency"])
-    return opts
+    """The deployment options a serve section states."""
+    return {k: section[k] for k in DEPLOYMENT_KEYS if section.get(k) is not None}
 
 
-def _request(sc: dict, opts: dict, hardware: dict):
-    from planner_app.service.serving import ServeRequest
-
-    return ServeRequest(model=sc["workload"]["model"], cny_per_usd=sc.get("cny_per_usd"),
-                        calibration=sc.get("calibration"), **opts, **hardware)
+def serve_request(sc: dict, opts: dict, hardware: dict) -> ServeRequest:
+    """The serve request of a scenario's model, prices and calibration, the section's deployment
+    options and one machine; errors name ``serve.<field>``."""
+    values = {"model": sc["workload"]["model"], "cny_per_usd": sc.get("cny_per_usd"),
+              "calibration": sc.get("calibration"), **opts, **hardware}
+    try:
+        return build(ServeRequest, values, "a serve section")
+    except InputError as e:
+        raise InputError(f"serve.{e.field}" if e.field in SERVE_KEYS else e.field, e.message) from None
 
 
 def _plan_hardware(plan: dict) -> dict:
@@ -51,10 +48,7 @@ def _plan_hardware(plan: dict) -> dict:
 def _check_section(sc: dict, opts: dict, db) -> None:
     """Errors of the section itself (whatever the hardware), naming ``serve.<field>``: traffic, and
     a layout the model cannot take (tp not dividing its heads, ep on a dense model)."""
-    from planner_app.service.resolve import resolve_model
-    from planner_app.service.serving import check_layout, check_traffic
-
-    req = _request(sc, opts, {})
+    req = serve_request(sc, opts, {})
     try:
         check_traffic(req)
     except InputError as e:
@@ -90,10 +84,7 @@ def _slo(out: dict, ttft_ms, tpot_ms) -> dict:
 
 def serve_deployment(sc: dict, opts: dict, hardware: dict, db) -> dict:
     """``gpu-planner serve --json`` for the scenario's model, ``opts`` and ``hardware``."""
-    from planner_app.service.estimate import json_safe
-    from planner_app.service.serving import run_serve
-
-    return json_safe(run_serve(_request(sc, opts, hardware), db))
+    return run_serve(serve_request(sc, opts, hardware), db).to_json()
 
 
 def serve_scenario(sc: dict, db, today: _dt.date | None = None) -> dict | None:
@@ -111,7 +102,7 @@ def serve_scenario(sc: dict, db, today: _dt.date | None = None) -> dict | None:
     today = today or _dt.date.today()
     opts = section_options(section)
     _check_section(sc, opts, db)
-    targets = {"ttft_ms": section.get("ttft_ms"), "tpot_ms": section.get("tpot_ms")}
+    targets = {k: section.get(k) for k in TARGET_KEYS}
     machines = [(p.get("name") or f"Plan {i + 1}", i, _plan_hardware(p)) for i, p in enumerate(sc["plans"])]
     own = {k: section[k] for k in ("instance", "gpu") if section.get(k)}
     own = {"instance": own["instance"]} if "instance" in own else own

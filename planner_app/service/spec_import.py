@@ -12,7 +12,11 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field
 
-from planner_app.specdb.importers import import_gpuhunt, import_skypilot_vms, number_or_none
+from planner_app.specdb.importers import (
+    import_gpuhunt,
+    import_skypilot_vms,
+    number_or_none,
+)
 
 PRICE_COLS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
 # Fields a SkyPilot vms.csv does not carry: taken from the matching catalog row.

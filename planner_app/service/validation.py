@@ -4,8 +4,15 @@ the Probe page), the model-shaped GEMMs a probe measures for it, and the validat
 calibration profile is checked against (probe/calibration.py ``guard_profile``)."""
 from __future__ import annotations
 
-
 from planner_app.core.errors import InputError
+from planner_app.core.hardware.machine import Hardware, MeasuredEfficiency
+from planner_app.core.models.hf_config import model_to_hf_config
+from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+from planner_app.core.requests import SpeedOverrides
+from planner_app.core.training.activations import model_profiles, window_mask
+from planner_app.core.training.estimate import estimate_training
+from planner_app.core.training.setup import ParallelPlan, TrainingSetup, recipe_bytes
+from planner_app.service.resolve import resolve_model
 
 VALIDATE_DEFAULTS = {"recipe": "bf16", "micro_batch": 4, "seq_len": 2048, "attention": "sdpa", "recompute": "none",
                      "optimizer": "adamw", "steps": 6}
@@ -35,32 +42,29 @@ def parse_validate_args(text: str | None) -> dict:
     return out
 
 
-def _setup(settings: dict):
-    from planner_app.core.training.setup import TrainingSetup
-
+def _setup(settings: dict) -> tuple[TrainingSetup, ParallelPlan]:
     # the validation loop's optimizer is torch.optim.AdamW with no arguments: foreach on CUDA
     # (torch/optim/adamw.py, _default_to_fused_or_foreach), as probe/validate.py says
-    return TrainingSetup(micro_batch=settings["micro_batch"], seq_len=settings["seq_len"], recipe=settings["recipe"],
-                         optimizer=settings["optimizer"], attention=settings["attention"],
-                         recompute=settings["recompute"], framework="pytorch", optimizer_impl="foreach")
+    setup = TrainingSetup(seq_len=settings["seq_len"], recipe=settings["recipe"], optimizer=settings["optimizer"],
+                          attention=settings["attention"], framework="pytorch", optimizer_impl="foreach")
+    return setup, ParallelPlan(micro_batch=settings["micro_batch"], recompute=settings["recompute"], dp=1)
 
 
-def estimate_case(model, settings: dict, gpu, efficiency=None):
-    """The engine's estimate of a validation run; ``efficiency``: a calibration profile's
+# A validation run is a single GPU's: no price, no speed override
+NO_PRICE = PriceChoice(basis=None, mix=DEFAULT_MIX, cny_per_usd=None)
+
+
+def estimate_case(model, settings: dict, gpu, efficiency=None) -> dict:
+    """The engine's estimate of a validation run (its JSON); ``efficiency``: a calibration profile's
     efficiencies (None: the defaults)."""
-    from planner_app.core.hardware.machine import Hardware, MeasuredEfficiency
-    from planner_app.core.training.estimate import estimate_training
-    from planner_app.core.training.setup import ParallelPlan
-
     cal = MeasuredEfficiency(efficiency) if efficiency is not None else None
-    return estimate_training(model, Hardware(gpu=gpu, calibration=cal), _setup(settings), ParallelPlan(), extras=False)
+    setup, plan = _setup(settings)
+    return estimate_training(model, Hardware(gpu=gpu, calibration=cal), setup, plan, SpeedOverrides(), NO_PRICE,
+                             extras=False).to_json()
 
 
 def validation_case(db, model_name: str, settings: dict, gpu):
     """(model, worker args, engine estimate) for a real-run validation of ``model_name``."""
-    from planner_app.core.models.hf_config import model_to_hf_config
-    from planner_app.service.resolve import resolve_model
-
     model = resolve_model(model_name, db)
     est = estimate_case(model, settings, gpu) if gpu else None
     args = dict(settings, hf_config=model_to_hf_config(model))
@@ -70,17 +74,13 @@ def validation_case(db, model_name: str, settings: dict, gpu):
 def model_gemm_shapes(db, model_name: str, settings: dict) -> list[tuple[int, int, int]]:
     """The (M, N, K) of every distinct 16-bit GEMM of ``model_name``'s layers under ``settings``:
     M = tokens per micro-batch, N and K the layer's output and input widths (the engine's
-    layer traces, core/trace ``gemms``)."""
-    from planner_app.core.training.activations import model_profiles, window_mask
-    from planner_app.core.training.setup import recipe_bytes
-    from planner_app.service.resolve import resolve_model
-
+    layer traces, core/models/trace.py ``gemms``)."""
     model = resolve_model(model_name, db)
-    setup = _setup(settings)
+    setup, plan = _setup(settings)
     rb = recipe_bytes(setup.recipe, setup.framework)
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
                           window_mask(model, setup.seq_len), False, False, None)
-    m = setup.micro_batch * setup.seq_len
+    m = plan.micro_batch * setup.seq_len
     shapes = []
     for part in (prof.dense, prof.moe, prof.embed, prof.head):
         for g in (part.gemms if part else []):
@@ -111,8 +111,6 @@ def compare_validation(measured: dict, est: dict | None, est_calibrated: dict | 
 def validated_cases(db, validations: list[dict], gpu) -> list[dict]:
     """The stored validation runs on ``gpu`` that can be re-estimated (model and settings kept
     with them), as ``guard_profile`` cases: {"label", "measured_s", "step_s"(efficiency)}."""
-    from planner_app.service.resolve import resolve_model
-
     cases = []
     for v in validations:
         est = v.get("estimate") or {}

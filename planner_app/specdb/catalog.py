@@ -18,7 +18,12 @@ from planner_app.core.hardware.specs import FabricSpec, GpuSpec, InstanceSpec, P
 from planner_app.core.models.spec import ModelSpec
 from planner_app.paths import spec_data_dir
 from planner_app.specdb.names import best_match, normalise
-from planner_app.specdb.schema import DENSE_SPARSE_PAIRS, FILES, SpecDataError, parse_cell
+from planner_app.specdb.schema import (
+    DENSE_SPARSE_PAIRS,
+    FILES,
+    SpecDataError,
+    parse_cell,
+)
 
 KEY_COLUMNS = {"gpus": ("id",), "fabrics": ("id",), "models": ("id",),
                "instances": ("provider", "region", "instance_id")}
@@ -269,6 +274,27 @@ class SpecDB:
             raise InputError("fabric", f"unknown fabric {fabric_id!r}; allowed: {inter}")
         return fabric_from_row(row)
 
+    def intra_link(self, g: GpuSpec) -> FabricSpec | None:
+        """The link inside a node of ``g``'s GPUs: its NVLink generation (the reduced one of the
+        A800/H800), Infinity Fabric, Gaudi's RoCE, else its PCIe generation; None if none is known."""
+        link = (g.link or "").lower()
+        try:
+            if "nvlink 5" in link:
+                return self.fabric("nvlink5")
+            if "nvlink 4" in link and "bridge" not in link:
+                return self.fabric("nvlink-h800" if "reduced" in link else "nvlink4")
+            if "nvlink 3" in link and "bridge" not in link:
+                return self.fabric("nvlink-a800" if "reduced" in link else "nvlink3")
+            if "nvlink 2" in link:
+                return self.fabric("nvlink2")
+            if "infinity" in link and "bridge" not in link:
+                return self.fabric("infinity-fabric")
+            if "roce" in link:
+                return self.fabric("gaudi-roce")
+            return self.fabric({3: "pcie3", 4: "pcie4", 5: "pcie5"}.get(g.pcie_gen, "pcie4"))
+        except InputError:
+            return None
+
     def instance(self, instance_id: str) -> InstanceSpec:
         """An instance by its id (``p5.48xlarge``) or ``provider:region:id`` when ambiguous."""
         rows = self.records["instances"]
@@ -325,7 +351,7 @@ def instance_from_row(r) -> InstanceSpec:
     return InstanceSpec(provider=r["provider"], region=r["region"], instance_id=r["instance_id"],
                         gpu_id=r["gpu_id"], gpu_count=int(r["gpu_count"]), gpu_fraction=_f(r["gpu_fraction"], 1.0),
                         vcpu=int(_f(r["vcpu"])), ram_gb=_f(r["ram_gb"]), local_nvme_gb=_f(r["local_nvme_gb"]),
-                        network_gbit_s=_f(r["network_gbit_s"]), fabric=r["fabric"] or "unknown", fabric_id=r["fabric_id"] or "",
+                        network_gbit_s=_f(r["network_gbit_s"]), network=r["fabric"] or "unknown", fabric_id=r["fabric_id"] or "",
                         nics=int(_f(r["nics"], 1)), intra_node_link=r["intra_node_link"], prices=prices,
                         source=r["source_url"], retrieved=r["retrieved"])
 

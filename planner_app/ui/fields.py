@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QListWidgetItem, QSpinBox
+from PySide6.QtWidgets import (
+    QComboBox,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QSpinBox,
+)
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 
@@ -129,14 +135,14 @@ class CheckList(QListWidget):
         return {self.item(i).data(Qt.UserRole): self.item(i).text() for i in range(self.count())}
 
 
-# ---- fields from the option table (planner_app/service/options.py) ---------------------------
+# ---- fields from the requests' options (core/options.py, core/requests.py) -------------------
 QT_INT_MAX = 2**31 - 1  # QSpinBox holds a C int
 
 
 def _option(key: str, table: dict | None):
-    """Option ``key`` of ``table`` (a ``*_BY_KEY`` dict of service/options.py; default: estimate's)."""
-    from planner_app.service.options import BY_KEY
-    return (BY_KEY if table is None else table)[key]
+    """Option ``key`` of ``table`` (key -> Option; default: the estimate requests' options)."""
+    from planner_app.scenario import ESTIMATE_OPTIONS
+    return (ESTIMATE_OPTIONS if table is None else table)[key]
 
 
 def option_label(key: str, table: dict | None = None) -> str:

@@ -2,9 +2,18 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+)
 
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
+from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
 from planner_app.i18n import LANGUAGES
 from planner_app.ui.fields import ChoiceField, NumberField
 
@@ -18,7 +27,7 @@ SETTINGS = {
     "last_dir": (str, ""),  # where file dialogs start (MainWindow.files_dir)
     "first_run_done": (bool, False),
     "currency": (str, "USD"),  # of new scenarios
-    "cny_per_usd": (float, 7.10),
+    "cny_per_usd": (float, DEFAULT_CNY_PER_USD),
     "default_framework": (str, "pytorch"),
     "binary_units": (bool, False),  # GiB instead of GB
     # free GPU memory a plan must keep to be called comfortable (core/training/memory.py DEFAULT_MIN_HEADROOM_FRACTION)

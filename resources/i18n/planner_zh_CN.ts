@@ -1131,6 +1131,13 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>OptionForm</name>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+</context>
+<context>
     <name>Options</name>
     <message>
         <source>preset name (gpu-planner models) or a config.json path</source>
@@ -1673,8 +1680,84 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>列出数量</translation>
     </message>
     <message>
-        <source>price basis of the cost</source>
-        <translation>成本的计价方式</translation>
+        <source>largest GPU count to consider</source>
+        <translation>考虑的最大 GPU 数</translation>
+    </message>
+    <message>
+        <source>Max GPUs</source>
+        <translation>最大 GPU 数</translation>
+    </message>
+    <message>
+        <source>only plans that finish within this many days</source>
+        <translation>只保留在此天数内完成的方案</translation>
+    </message>
+    <message>
+        <source>Deadline</source>
+        <translation>截止期限</translation>
+    </message>
+    <message>
+        <source>only plans that cost at most this much (USD at the price basis)</source>
+        <translation>只保留成本不超过此金额的方案（按计价方式的美元）</translation>
+    </message>
+    <message>
+        <source>Budget</source>
+        <translation>预算</translation>
+    </message>
+    <message>
+        <source>rank by time to train or by cost</source>
+        <translation>按训练时间或成本排序</translation>
+    </message>
+    <message>
+        <source>Objective</source>
+        <translation>优化目标</translation>
+    </message>
+    <message>
+        <source>how many plans to print</source>
+        <translation>输出的方案数</translation>
+    </message>
+    <message>
+        <source>memory margin: a plan fits only with this % of the GPU free</source>
+        <translation>显存余量：方案须留出 GPU 显存的此百分比才算可容纳</translation>
+    </message>
+    <message>
+        <source>Memory margin</source>
+        <translation>显存余量</translation>
+    </message>
+    <message>
+        <source>one or more GPUs, comma-separated</source>
+        <translation>一个或多个 GPU，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>one or more instances, comma-separated</source>
+        <translation>一个或多个实例，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>price basis for every plan&apos;s cost (as Plan&apos;s headline cost)</source>
+        <translation>每个方案成本的计价方式（同方案页的主成本）</translation>
+    </message>
+    <message>
+        <source>node counts, comma-separated</source>
+        <translation>节点数，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>Node counts</source>
+        <translation>节点数</translation>
+    </message>
+    <message>
+        <source>fabric ids to compare, comma-separated (default: the plan&apos;s own)</source>
+        <translation>要对比的互连网络 ID，用逗号分隔（默认：方案自身的网络）</translation>
+    </message>
+    <message>
+        <source>Networks</source>
+        <translation>网络</translation>
+    </message>
+    <message>
+        <source>weak scaling: global batch grows with the nodes</source>
+        <translation>弱扩展：全局批大小随节点数增长</translation>
+    </message>
+    <message>
+        <source>Weak scaling</source>
+        <translation>弱扩展</translation>
     </message>
 </context>
 <context>
@@ -1690,10 +1773,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Hardware and layout</source>
         <translation>硬件与并行布局</translation>
-    </message>
-    <message>
-        <source>auto</source>
-        <translation>自动</translation>
     </message>
     <message>
         <source>none</source>
@@ -2999,14 +3078,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Notes</source>
         <translation>备注</translation>
-    </message>
-    <message>
-        <source>auto</source>
-        <translation>自动</translation>
-    </message>
-    <message>
-        <source>e.g. 1e12 (optional)</source>
-        <translation>例如 1e12（可选）</translation>
     </message>
     <message>
         <source>PEFT&apos;s default for the model</source>

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBox
 
 from planner_app import scenario
-from planner_app.service.estimate import estimate_from_options
+from planner_app.service.estimate import estimate_json
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -54,28 +54,28 @@ def test_typing_a_layout_changes_the_results(window, qtbot):
     first = page.last_estimate
     assert first["parallel"]["tp"] == 8 and first["parallel"]["gpus"] == 512
     with qtbot.waitSignal(page.estimated, timeout=10000) as sig:
-        _set_spin(qtbot, page.axes["pp"], 8)
+        _set_spin(qtbot, page.field("pp"), 8)
     est = sig.args[0]
     assert est["parallel"]["pp"] == 8 and est["parallel"]["dp"] == 8
     # the page shows what the CLI would print for the same options
     opts = scenario.plan_options(window.doc.data, page.index)
     assert opts["pp"] == 8
-    cli = estimate_from_options(opts, window.db)
+    cli = estimate_json(opts, window.db)
     assert est["memory"]["device_bytes"] == cli["memory"]["device_bytes"]
     assert page.numbers["step"].text() != "–" and "FITS" in page.verdict.text()
     assert est["memory"]["breakdown"]["parameters"] < first["memory"]["breakdown"]["parameters"]
     # a plan that cannot fit says so
-    page.sp.setChecked(False)  # sequence parallelism needs tensor parallelism
-    _set_spin(qtbot, page.axes["pp"], 1)
+    page.field("sequence_parallel").setChecked(False)  # sequence parallelism needs tensor parallelism
+    _set_spin(qtbot, page.field("pp"), 1)
     with qtbot.waitSignal(page.estimated, timeout=10000) as sig:
-        _set_spin(qtbot, page.axes["tp"], 1)
+        _set_spin(qtbot, page.field("tp"), 1)
     assert not sig.args[0]["memory"]["fits"] and "DOES NOT FIT" in page.verdict.text()
 
 
 def test_bad_layout_is_reported_at_the_page(window, qtbot):
     page = window.plan_page
     with qtbot.waitSignal(page.estimate_failed, timeout=10000) as sig:
-        _set_spin(qtbot, page.axes["tp"], 3)  # 64 heads are not divisible by 3
+        _set_spin(qtbot, page.field("tp"), 3)  # 64 heads are not divisible by 3
     assert "tp" in sig.args[0] or "head" in sig.args[0]
     assert page.error.text() and "No result" in page.verdict.text()
 
@@ -106,7 +106,7 @@ def test_scenario_round_trip_is_exact(window, qtbot, tmp_path, monkeypatch):
         original = scenario.migrate(json.load(f))
     assert window.doc.data == original and not window.doc.dirty
     window.plan_page.show_plan(0)
-    _set_spin(qtbot, window.plan_page.gpus, 16)
+    _set_spin(qtbot, window.plan_page.field("gpus"), 16)
     qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
     # an example opens as an untitled copy: Save never overwrites the shipped file
     assert window.windowTitle().startswith("finetune-8b-one-node.json (example copy) *")
@@ -128,7 +128,7 @@ def test_scenario_round_trip_is_exact(window, qtbot, tmp_path, monkeypatch):
 
 
 def test_unsaved_changes_are_not_discarded_silently(window, qtbot, monkeypatch):
-    _set_spin(qtbot, window.plan_page.gpus, 256)
+    _set_spin(qtbot, window.plan_page.field("gpus"), 256)
     qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Cancel)
     window.new_file()
@@ -140,7 +140,7 @@ def test_unsaved_changes_are_not_discarded_silently(window, qtbot, monkeypatch):
 
 def test_autosave_and_restore(window, qtbot):
     from planner_app.ui.document import autosave_path, clear_autosave, pending_autosave
-    _set_spin(qtbot, window.plan_page.gpus, 128)
+    _set_spin(qtbot, window.plan_page.field("gpus"), 128)
     qtbot.waitUntil(lambda: window.doc.dirty, timeout=5000)
     path = window.doc.autosave()
     assert path == autosave_path() and os.path.exists(path)
@@ -163,7 +163,7 @@ def test_compare_three_instances(window, qtbot):
     assert names[1:] == ["p5.48xlarge", "p4de.24xlarge", "Standard_ND96isr_H100_v5"]
     rows = {r["metric"]: r for r in cp.model.rows}
     days = rows["Time to train (days)"]
-    est = estimate_from_options(scenario.plan_options(window.doc.data, 2), window.db)
+    est = estimate_json(scenario.plan_options(window.doc.data, 2), window.db)
     assert days["p2"] == pytest.approx(est["time"]["train_days"])
     # the best time among fitting plans is bold
     i = list(rows).index("Time to train (days)")
@@ -218,8 +218,7 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
 
     from PySide6.QtWidgets import QApplication
 
-    from planner_app.cli import build_parser
-    from planner_app.service.estimate import estimate_from_args
+    from gui_helpers import cli_json
     sp = window.search_page
     window.nav.setCurrentRow(4)
     _search_by_clicking(sp, qtbot)
@@ -240,7 +239,7 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
     qtbot.mouseClick(sp.copy_button, Qt.LeftButton)
     cmd = QApplication.clipboard().text()
     assert cmd == best["estimate_command"] and cmd.startswith("gpu-planner estimate ")
-    cli = estimate_from_args(build_parser().parse_args(shlex.split(cmd)[1:]), window.db)
+    cli = cli_json(shlex.split(cmd)[1:])
     assert cli["memory"]["peak_bytes"] == pytest.approx(best["memory"]["peak_bytes"], rel=1e-6)
     # Open in Plan: the Plan page estimates the same plan
     n_before = len(window.doc.data["plans"])
@@ -444,7 +443,7 @@ def test_hidden_pages_wait_until_shown(window, qtbot):
     window.nav.setCurrentRow(1)
     cp.results = []
     with qtbot.waitSignal(window.plan_page.estimated, timeout=10000):
-        _set_spin(qtbot, window.plan_page.gpus, 256)
+        _set_spin(qtbot, window.plan_page.field("gpus"), 256)
     qtbot.wait(400)
     assert cp.results == [] and not cp.timer.isActive()
     window.nav.setCurrentRow(2)

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from planner_app import scenario, units
-from planner_app.service.estimate import estimate_from_options
+from planner_app.service.estimate import estimate_json
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -51,8 +51,8 @@ def test_inference_has_its_own_result_layout(window, qtbot):
                                                              "prefill (time to first token)"]
     # training-only layout fields are hidden, and so is the host panel (checkpoints, input pipeline);
     # tensor parallel stays
-    assert not page.axes["pp"].isVisibleTo(page) and not page.zero.isVisibleTo(page)
-    assert page.axes["tp"].isVisibleTo(page) and not page.host_panel.isVisibleTo(page)
+    assert not page.field("pp").isVisibleTo(page) and not page.field("zero").isVisibleTo(page)
+    assert page.field("tp").isVisibleTo(page) and not page.host_panel.isVisibleTo(page)
     # what bounds the decode is said in words: a 64-sequence generate() on H100s waits for Python
     assert t["decode_bound"] == "host" and "host-bound" in page.numbers["mfu"].text()
     # and what a serving engine would take for the same batch, beside it
@@ -60,7 +60,7 @@ def test_inference_has_its_own_result_layout(window, qtbot):
     # back to training: the training labels and fields return
     with qtbot.waitSignal(page.estimated, timeout=20000):
         window.workload_page.mode.set_value("training")
-    assert page.number_titles["mfu"].text() == "MFU" and page.axes["pp"].isVisibleTo(page)
+    assert page.number_titles["mfu"].text() == "MFU" and page.field("pp").isVisibleTo(page)
     assert page.host_panel.isVisibleTo(page)
 
 
@@ -68,7 +68,7 @@ def test_an_input_error_leaves_no_old_numbers(window, qtbot):
     page = window.plan_page
     assert page.numbers["step"].text() != "–" and page.memory_chart.totals.sum() > 0
     with qtbot.waitSignal(page.estimate_failed, timeout=10000):
-        _set_spin(qtbot, page.axes["tp"], 3)  # 64 heads do not split over 3
+        _set_spin(qtbot, page.field("tp"), 3)  # 64 heads do not split over 3
     assert "No result" in page.verdict.text() and "FITS" not in page.verdict.text()
     assert all(v.text() == "–" for v in page.numbers.values())
     assert page.memory_chart.totals.size == 0 and page.time_chart.totals.size == 0
@@ -103,7 +103,7 @@ def test_results_grey_out_while_they_do_not_match_the_inputs(window, qtbot, monk
 
     monkeypatch.setattr(plan_page, "estimate_task", slow)
     page = window.plan_page
-    _set_spin(qtbot, page.axes["pp"], 8)
+    _set_spin(qtbot, page.field("pp"), 8)
     qtbot.waitUntil(lambda: page.results.graphicsEffect() is not None, timeout=5000)
     assert page.stale
     qtbot.waitUntil(lambda: page.last_estimate["parallel"]["pp"] == 8, timeout=10000)
@@ -130,22 +130,25 @@ def test_headroom_and_the_users_margin(window, qtbot):
 
 
 def test_search_keeps_the_memory_margin():
-    from planner_app.core.plans.search import search
+    from planner_app.core.plans.search import SearchGroup, search
+    from planner_app.core.requests import SearchLimits
+    from planner_app.core.training.setup import TrainingSetup
+    from planner_app.service.resolve import resolve_model
     from planner_app.service.search import build_candidates
     from planner_app.specdb.catalog import shipped_db
     db = shipped_db()
-    from planner_app.service.resolve import resolve_model
     model = resolve_model("llama-3.1-8b", db)
-    cands = build_candidates(db, "h100-sxm", None, None, 7.1)
-    loose = search(model, cands, tokens=1e10, max_gpus=8, seq_len=4096, global_batch=64, top=500,
-                   min_headroom_fraction=0.0)
-    strict = search(model, cands, tokens=1e10, max_gpus=8, seq_len=4096, global_batch=64, top=500,
-                    min_headroom_fraction=0.30)
+    cands = build_candidates(db, (("gpu", "h100-sxm"),), None, 7.1)
+    setup = TrainingSetup(seq_len=4096, global_batch=64, tokens=1e10, recipe="mixed-bf16", framework="megatron",
+                          attention="flash")
+    groups = [SearchGroup(setup=setup, candidates=tuple(cands))]
+    loose = search(model, groups, SearchLimits(max_gpus=8, top=500, min_headroom_pct=0.0), None, model.name)
+    strict = search(model, groups, SearchLimits(max_gpus=8, top=500, min_headroom_pct=30.0), None, model.name)
     cap = cands[0].hardware.gpu.capacity_bytes
     assert strict.plans and all(p["memory"]["device_bytes"] <= 0.70 * cap for p in strict.plans)
     assert any(p["memory"]["device_bytes"] > 0.70 * cap for p in loose.plans)  # the margin took some away
     with pytest.raises(Exception, match="99"):
-        search(model, cands, tokens=1e10, max_gpus=8, seq_len=4096, global_batch=64, min_headroom_fraction=1.5)
+        SearchLimits(max_gpus=8, min_headroom_pct=150.0)
 
 
 def test_a_plan_is_renamed_after_its_new_hardware_unless_the_user_named_it(window, qtbot):
@@ -266,7 +269,7 @@ def test_every_cli_option_has_help_and_shows_its_default():
 
 def test_cli_matches_the_plan_page_for_the_example(window):
     est = window.plan_page.last_estimate
-    cli = estimate_from_options(scenario.plan_options(window.doc.data, window.plan_page.index), window.db)
+    cli = estimate_json(scenario.plan_options(window.doc.data, window.plan_page.index), window.db)
     assert cli["memory"]["verdict"] in ("fits", "tight", "does_not_fit")
     assert est["memory"]["device_bytes"] == cli["memory"]["device_bytes"]
 

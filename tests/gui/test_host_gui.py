@@ -9,11 +9,11 @@ from planner_app import i18n, units
 @pytest.fixture(scope="module")
 def offload_estimate():
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     # Llama-3.1-405B with ZeRO-Infinity-style offload of parameters, gradients and optimizer states on one
     # 8-GPU node: ~18 bytes a parameter on the host (the node holds every shard), ~7 TB against 2 TB of RAM
-    return estimate_from_options({"model": "llama-3.1-405b", "instance": "p5.48xlarge", "gpus": 8, "zero": 3,
+    return estimate_json({"model": "llama-3.1-405b", "instance": "p5.48xlarge", "gpus": 8, "zero": 3,
                                   "offload": "params", "recipe": "mixed-bf16", "recompute": "full"}, open_catalog())
 
 

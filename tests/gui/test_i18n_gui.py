@@ -146,7 +146,7 @@ def _option_rows(win):
 def test_form_labels_and_tooltips_come_from_the_option_table(window):
     """Every option field of the Workload and Plan pages is labelled with the table's label, and
     the label and the field both show the table's help (the CLI's --help text) and flag."""
-    from planner_app.service.options import BY_KEY
+    from planner_app.scenario import ESTIMATE_OPTIONS as BY_KEY
     rows = _option_rows(window)
     # at least every training and layout field of the two pages
     assert {"micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl", "attention",
@@ -160,7 +160,7 @@ def test_form_labels_and_tooltips_come_from_the_option_table(window):
 
 
 def test_form_labels_and_tooltips_are_chinese_in_the_chinese_ui(zh_window):
-    from planner_app.service.options import BY_KEY
+    from planner_app.scenario import ESTIMATE_OPTIONS as BY_KEY
     rows = _option_rows(zh_window)
     assert len(rows) >= 20
     for key, (label, tip, _field) in rows.items():

@@ -13,9 +13,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from planner_app.cli import main
-from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.scenario import ESTIMATE_OPTIONS
 from planner_app.service.resolve import default_attention, default_recipe
 from planner_app.ui.pages.hardware import hw_key
+
+OPTION_DEFAULTS = {k: o.default for k, o in ESTIMATE_OPTIONS.items()}
 
 KEYS = (("memory", "peak_bytes"), ("memory", "device_bytes"), ("time", "step_s"), ("time", "train_days"))
 
@@ -42,10 +44,11 @@ def test_search_plan_estimate_cli_and_report_agree(window, qtbot):
     best = sp.result.plans[0]
     # the search scored the workload with estimate's defaults, not a page's own rule
     fw = OPTION_DEFAULTS["framework"]
-    assert best["plan"]["framework"] == fw
-    assert best["plan"]["recipe"] == default_recipe(window.db.gpu(best["gpu"]), fw)
+    # (a row's options leave out what is the default: it reproduces the plan as given)
+    assert best["plan"].get("framework", fw) == fw
+    assert best["plan"]["recipe"] == default_recipe(window.db.gpu(best["gpu"]), fw, OPTION_DEFAULTS["finetune"])
     assert best["plan"]["attention"] == default_attention(fw)
-    assert best["plan"]["optimizer"] == OPTION_DEFAULTS["optimizer"]
+    assert best["plan"].get("optimizer", OPTION_DEFAULTS["optimizer"]) == OPTION_DEFAULTS["optimizer"]
 
     sp.table.selectRow(0)
     qtbot.mouseClick(sp.open_button, Qt.LeftButton)
@@ -66,5 +69,5 @@ def test_search_plan_estimate_cli_and_report_agree(window, qtbot):
 
     row = _numbers(best)
     for name, est in (("Plan page", plan_est), ("gpu-planner estimate", cli_est), ("report", report_est)):
-        assert _numbers(est) == pytest.approx(row, rel=1e-6), name
+        assert _numbers(est) == pytest.approx(row, rel=1e-12), name
         assert (est["setup"]["recipe"], est["setup"]["framework"]) == (best["plan"]["recipe"], fw), name

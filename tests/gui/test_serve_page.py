@@ -137,7 +137,7 @@ def test_bad_input_is_inline_and_clears_the_numbers(window, qtbot):
     qtbot.keyClicks(page.isl, "0")
     assert page.isl.value() == 0
     _settled(page, qtbot, lambda: bool(page.error.text()))
-    assert page.error.text().startswith("isl:") and "at least 1" in page.error.text()
+    assert page.error.text().startswith("isl:") and "from 1" in page.error.text()
     assert page.last_result is None and page.verdict.text() == ""
     assert all(c.text() == "—" for c in page.cells.values())
     assert "d33" in page.isl.styleSheet()

@@ -41,7 +41,7 @@ def _engine_catalogue() -> dict:
 def estimates(db, tmp_path_factory):
     """Every baseline case estimated by the current code (a calibration profile saved in a
     private user database for the calibrated one)."""
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
     from planner_app.specdb.userdb import UserDB
 
     user_dir = str(tmp_path_factory.mktemp("user"))
@@ -51,7 +51,7 @@ def estimates(db, tmp_path_factory):
         with open(os.path.join(ROOT, "tests", "data", "probe_h200.json"), encoding="utf-8") as f:
             bench = json.load(f)
         UserDB.open_default().save_profile("lab-h200", {"bench": bench}, gpu_id="h200-sxm", device="NVIDIA H200")
-        return {name: estimate_from_options(c["options"], db) for name, c in _cases().items()}
+        return {name: estimate_json(c["options"], db) for name, c in _cases().items()}
     finally:
         if old is None:
             del os.environ["PLANNER_USER_DIR"]

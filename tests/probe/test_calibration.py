@@ -60,7 +60,7 @@ def test_the_profile_is_fitted_on_the_model_shaped_gemms(gpu, name):
     best_square = max(r["tflops"] for r in res["gemm"] if r["dtype"] == "bf16") / gpu.bf16_tflops
     assert max(es) < best_square
     # other precisions keep the default law (the curve is 16-bit only)
-    base = default_efficiency(gpu)
+    base = default_efficiency(gpu, "pytorch")
     assert gemm_time_s(1e12, gpu.fp32_tflops, prof.efficiency, 1.0, 32) == gemm_time_s(1e12, gpu.fp32_tflops, base)
 
 
@@ -131,7 +131,7 @@ def test_the_old_isolated_fit_made_every_validated_run_worse(db, gpu):
 
 
 def test_the_rule_keeps_a_profile_that_helps_and_moves_back_one_that_hurts(db, gpu):
-    base = default_efficiency(gpu)
+    base = default_efficiency(gpu, "pytorch")
     m = resolve_model("llama-3.2-1b", db)
     settings = parse_validate_args(None)
     true_eff = base.with_changes(gemm_max=0.62, bw_elementwise=0.70)  # a slower GPU than the defaults assume
@@ -158,18 +158,18 @@ def test_the_rule_keeps_a_profile_that_helps_and_moves_back_one_that_hurts(db, g
 
 
 def test_load_profile_checks_the_profile_against_the_stored_validation_runs(db, tmp_path):
-    from planner_app.probe.calibration import load_profile
+    from planner_app.service.calibration import load_calibration
     from planner_app.specdb.userdb import UserDB
 
     u = UserDB(str(tmp_path / "u.sqlite"))
     cal = _load("probe_calibration_h200.json")
     u.save_profile("lab", {"bench": cal}, gpu_id="h200-sxm", device="NVIDIA H200")
-    unchecked = load_profile("lab", userdb=u, specdb=db)
+    unchecked = load_calibration("lab", db, userdb=u)
     assert unchecked.kept_fraction is None and "no validated run" in unchecked.summary()
     for v in cal["validation_runs"]:
         u.add_validation(v["gpu"], v["recipe"], v["model"], v["measured"], v["estimate"], v["peak_gap"], v["step_gap"])
     u.add_validation("h200-sxm", "bf16", "old record", {"step_ms_median": 1.0}, {}, None, None)  # no settings: skipped
-    p = load_profile("lab", userdb=u, specdb=db)
+    p = load_calibration("lab", db, userdb=u)
     assert p.kept_fraction is not None and len(p.checks) == len(cal["validation_runs"])
     assert all(abs(c["error_kept"]) <= abs(c["error_without"]) + 1e-9 for c in p.checks)
 
@@ -227,7 +227,7 @@ def test_a_probed_host_scales_the_eager_dispatch_cost(db, gpu):
     a host twice as slow per op doubles launch_s, which is what Hugging Face generate() waits for; the
     reference host's own figure leaves it as it is; the never-worse rule blends it back like the rest."""
     from planner_app.core.hardware.machine import Hardware
-    from planner_app.core.training.setup import InferenceSetup
+    from planner_app.core.inference.setup import InferenceSetup
     from planner_app.core.inference.timing import inference_time
     from planner_app.probe.calibration import REFERENCE_DISPATCH_US_PER_OP, blend_efficiency
 
@@ -242,7 +242,7 @@ def test_a_probed_host_scales_the_eager_dispatch_cost(db, gpu):
     assert "eager dispatch" in slow.summary()
     assert blend_efficiency(base, slow.efficiency, 0.0, gpu).launch_s == pytest.approx(base.launch_s)
     model = resolve_model("llama-3.2-1b", db)
-    setup = InferenceSetup(batch=1, prompt_len=128, new_tokens=64, attention="sdpa", api="generate")
+    setup = InferenceSetup(batch=1, prompt_len=128, new_tokens=64, attention="sdpa", inference_api="generate")
     t_base = inference_time(model, Hardware(gpu=gpu), setup)["decode_host_s_per_token"]
     t_slow = inference_time(model, Hardware(gpu=gpu, calibration=slow), setup)["decode_host_s_per_token"]
     assert t_slow > 1.8 * t_base

@@ -135,9 +135,11 @@ def test_bad_result_files_name_the_problem(tmp_path):
 def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
     """A profile with a slow measured intra-node all-reduce makes data-parallel steps slower."""
     from planner_app.core.training.estimate import estimate_training
-    from planner_app.core.training.setup import TrainingSetup
-    from planner_app.probe.calibration import load_profile
-    from planner_app.service.resolve import resolve_hardware, resolve_model, resolve_plan
+    from accuracy.inputs import run_inputs
+    from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+    from planner_app.core.requests import SpeedOverrides
+    from planner_app.service.calibration import load_calibration
+    from planner_app.service.resolve import resolve_hardware, resolve_model
     from planner_app.specdb.userdb import UserDB
 
     udb = UserDB(str(tmp_path / "user.sqlite"))
@@ -150,15 +152,15 @@ def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
     cluster.attach_to_profile(udb, "slow", slow, sdb.gpu("h200"))
     cluster.attach_to_profile(udb, "fast", fast, sdb.gpu("h200"))
     model = resolve_model("llama-2-7b", sdb)
-    setup = TrainingSetup(micro_batch=1, seq_len=4096, recipe="amp-bf16")
-    plan = resolve_plan(gpus=8, zero=1)
+    setup, plan = run_inputs(seq_len=4096, recipe="amp-bf16", dp=8, zero=1)
     times = {}
     for name, data in (("fast", fast), ("slow", slow)):
-        cal = load_profile(name, userdb=udb, specdb=sdb)
+        cal = load_calibration(name, sdb, userdb=udb)
         assert cal.intra_busbw_gb_s == pytest.approx(cluster.best_busbw(data))
         assert cal.device == "NVIDIA H200"
         hw, _, _ = resolve_hardware(sdb, gpu="h200", calibration=cal)
-        times[name] = estimate_training(model, hw, setup, plan)["time"]["step_s"]
+        est = estimate_training(model, hw, setup, plan, SpeedOverrides(), PriceChoice(None, DEFAULT_MIX, None))
+        times[name] = est.time.step_s
     assert times["slow"] > times["fast"] * 1.01
 
 

@@ -159,13 +159,13 @@ def test_cli_bad_folder_exit_2_one_line(capsys, tmp_path):
 @pytest.mark.parametrize("name", ["host_probe_local.json", "host_probe_h200.json"])
 def test_the_committed_probe_results_calibrate_an_estimate(name):
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     path = os.path.join(ROOT, "tests", "data", name)
     with open(path, encoding="utf-8") as f:
         probe = json.load(f)
     assert "host-probe" in probe["command"] and probe["storage"]["size_bytes"] >= 2**30
-    e = estimate_from_options({"model": "resnet-50", "instance": "p4d.24xlarge", "gpus": 8, "micro_batch": 256,
+    e = estimate_json({"model": "resnet-50", "instance": "p4d.24xlarge", "gpus": 8, "micro_batch": 256,
                                "host_probe": path}, open_catalog())["host"]
     assert e["input"]["samples_per_s_per_core"] == probe["decode"]["images_per_s_per_core"]
     assert e["checkpoint"]["write_gb_s_per_node"] == probe["storage"]["write_gb_s"]

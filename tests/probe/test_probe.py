@@ -175,7 +175,11 @@ def test_throttling_power_and_pcie_flags():
 def test_calibration_profile_replaces_the_default_efficiencies(db, tmp_path):
     from planner_app.core.hardware.machine import Hardware
     from planner_app.core.training.estimate import estimate_training
-    from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+    from accuracy.inputs import run_inputs
+    from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+    from planner_app.core.requests import SpeedOverrides
+
+    NO_PRICE = PriceChoice(None, DEFAULT_MIX, None)
 
     res = _load("probe_h200.json")
     gpu = db.gpu("h200-sxm")
@@ -189,24 +193,25 @@ def test_calibration_profile_replaces_the_default_efficiencies(db, tmp_path):
     copy = next(b["gbps"] for b in res["bandwidth"] if b["kind"] == "copy")
     assert prof.efficiency.bw_elementwise == pytest.approx(0.78 * copy / ref["copy_2gib_gbps_read_write"], rel=2e-3)
     m = db.model("llama-2-7b")
-    setup = TrainingSetup(micro_batch=2, seq_len=2048, recipe="bf16")
-    plain = estimate_training(m, Hardware(gpu=gpu), setup, ParallelPlan(), extras=False)
-    cal = estimate_training(m, Hardware(gpu=gpu, calibration=prof), setup, ParallelPlan(), extras=False)
+    setup, plan = run_inputs(micro_batch=2)
+    plain = estimate_training(m, Hardware(gpu=gpu), setup, plan, SpeedOverrides(), NO_PRICE, extras=False).to_json()
+    cal = estimate_training(m, Hardware(gpu=gpu, calibration=prof), setup, plan, SpeedOverrides(), NO_PRICE,
+                            extras=False).to_json()
     assert cal["time"]["step_s"] != plain["time"]["step_s"]
 
 
 def test_calibration_round_trip_through_the_user_database(db, tmp_path, monkeypatch):
-    from planner_app.probe.calibration import load_profile
+    from planner_app.service.calibration import load_calibration
     from planner_app.specdb.userdb import UserDB
 
     u = UserDB(str(tmp_path / "u.sqlite"))
     u.save_profile("lab-h200", {"bench": _load("probe_h200.json")}, gpu_id="h200-sxm", device="NVIDIA H200")
-    p = load_profile("lab-h200", userdb=u, specdb=db)
+    p = load_calibration("lab-h200", db, userdb=u)
     assert p.name == "lab-h200" and "NVIDIA H200" in p.summary()
     from planner_app.core.errors import InputError
 
     with pytest.raises(InputError, match="lab-h200"):
-        load_profile("nope", userdb=u, specdb=db)
+        load_calibration("nope", db, userdb=u)
 
 
 def test_estimate_lists_the_calibration_profile(tmp_path):

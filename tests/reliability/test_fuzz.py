@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from planner_app.core.errors import InputError
-from planner_app.service.options import OPTIONS
+from planner_app.scenario import ESTIMATE_OPTIONS as OPTIONS_BY_KEY
 from planner_app.specdb.schema import SpecDataError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -113,7 +113,7 @@ def _value(opt):
     return st.one_of([valid, valid, valid] + wild)
 
 
-ESTIMATE_OPTIONS = [o for o in OPTIONS if o.key not in ("model", "gpu", "instance", "calibration")]
+ESTIMATE_OPTIONS = [o for o in OPTIONS_BY_KEY.values() if o.key not in ("model", "gpu", "instance", "calibration")]
 MODELS = ["llama-2-7b", "gpt2", "llama-3.1-70b", "mixtral-8x7b", "llama-3.2-1b", "gpt2", "nope", "",
           os.path.join(ROOT, "tests", "data", "hf_configs", "gpt2.json")]
 MACHINES = [["--gpu", "h100-sxm"], ["--gpu", "a100-80gb"], ["--gpu", "h100-sxm"], ["--gpu", "t4"],
@@ -234,12 +234,12 @@ def _config(name):
 @given(doc=st.one_of(mutated(_config("llama-2-7b.json")), mutated(_config("gpt2.json")),
                      mutated(_config("mixtral-mini.json"))))
 def test_fuzz_config_json(db, tmp_path_factory, doc):
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     path = tmp_path_factory.mktemp("cfg") / "config.json"
     path.write_text(json.dumps(doc, allow_nan=True))
     try:
-        est = estimate_from_options({"model": str(path), "gpu": "h100-sxm", "gpus": 8, "tokens": 1e9}, db)
+        est = estimate_json({"model": str(path), "gpu": "h100-sxm", "gpus": 8, "tokens": 1e9}, db)
     except InputError as e:
         event("refused")
         assert "\n" not in str(e)

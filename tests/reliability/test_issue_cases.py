@@ -68,25 +68,33 @@ def test_achieved_tflops_at_the_peak_is_allowed_and_mfu_stays_at_most_one(cli):
 
 
 def test_the_gui_and_scenario_path_refuses_a_negative_mfu(db):
-    """The GUI builds its estimates with estimate_from_options: a scenario's "mfu": -0.1 once
+    """The GUI builds its estimates with estimate_json: a scenario's "mfu": -0.1 once
     gave a 'FITS' with -673.8 days."""
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     with pytest.raises(InputError) as e:
-        estimate_from_options({"model": "llama-2-7b", "gpu": "h100-sxm", "mfu": -0.1, "tokens": 1e12}, db)
+        estimate_json({"model": "llama-2-7b", "gpu": "h100-sxm", "mfu": -0.1, "tokens": 1e12}, db)
     assert e.value.field == "mfu"
 
 
 def test_an_engine_result_that_is_impossible_is_an_error():
-    from planner_app.service.results import ImpossibleResult, check_estimate
+    """A result part refuses a number no real run has, when it is made (core/results.py)."""
+    from planner_app.core.errors import ImpossibleResult
+    from planner_app.core.training.estimate import TrainingCost, TrainingTime
 
-    good = {"time": {"step_s": 1.0, "mfu": 0.4, "breakdown_s": {"x": -1e-18}}, "memory": {"headroom_bytes": -5}}
-    assert check_estimate(good) is good  # rounding noise and negative headroom are fine
-    for bad in ({"time": {"step_s": -673.8}}, {"time": {"step_s": 1.0, "mfu": 5.05}},
-                {"memory": {"peak_bytes": float("nan")}}, {"cost": {"usd": float("inf")}},
-                {"time": {"step_s": 1.0, "breakdown_s": {"tensor_parallel_comm": -368.0}}}):
+    def time(**kw):
+        base = dict(step_s=1.0, tokens_per_s=1e4, tokens_per_s_per_gpu=1e4, mfu=0.4, hfu=0.5, tflops_per_gpu=300.0,
+                    micro_batches_per_step=1, global_batch=8, breakdown_s={"x": -1e-18}, no_overlap_efficiency=0.9,
+                    train_s=None)
+        return TrainingTime(**{**base, **kw})
+
+    time()  # rounding noise in a time part is fine
+    for bad in (dict(step_s=-673.8), dict(mfu=5.05), dict(tokens_per_s=float("nan")),
+                dict(breakdown_s={"tensor_parallel_comm": -368.0})):
         with pytest.raises(ImpossibleResult):
-            check_estimate(bad, "calibration")
+            time(**bad)
+    with pytest.raises(ImpossibleResult):
+        TrainingCost(gpu_hours=1.0, usd=float("inf"))
 
 
 # ---- config.json ----------------------------------------------------------------------------

@@ -116,12 +116,12 @@ def test_bad_checkpoint_plan_names_the_field(field, kw):
 
 
 def test_estimate_has_the_checkpoint_keys_and_follows_the_options(db):
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
     base = {"model": "llama-2-7b", "instance": "p5.48xlarge", "gpus": 16, "zero": 3, "tokens": 1e10,
             "recipe": "mixed-bf16"}
-    a = estimate_from_options(base, db)["host"]["checkpoint"]
-    b = estimate_from_options({**base, "checkpoint_interval_min": 30, "storage_write_gb_s": 4.0,
+    a = estimate_json(base, db)["host"]["checkpoint"]
+    b = estimate_json({**base, "checkpoint_interval_min": 30, "storage_write_gb_s": 4.0,
                                "checkpoints_kept": 5}, db)["host"]["checkpoint"]
     assert a["format"] == "torch.distributed.checkpoint" and a["files"] == 17
     assert a["write_source"] == "default" and b["write_source"] == "option"

@@ -13,7 +13,7 @@ import compare_peers_finetune as peers  # noqa: E402
 
 from planner_app.cli import main as cli_main  # noqa: E402
 from planner_app.service.catalog import open_catalog  # noqa: E402
-from planner_app.service.estimate import estimate_from_options  # noqa: E402
+from planner_app.service.estimate import estimate_json  # noqa: E402
 
 
 def test_cases_cover_every_training_run_of_both_files():
@@ -49,6 +49,6 @@ def test_cli_flags_reproduce_the_options_estimate():
             rc = cli_main(["estimate", *peers._cli_args(opts), "--json"])
         assert rc == 0, case["name"]
         via_cli = json.loads(buf.getvalue())["memory"]["peak_bytes"]
-        assert via_cli == estimate_from_options(opts, db)["memory"]["peak_bytes"], case["name"]
+        assert via_cli == estimate_json(opts, db)["memory"]["peak_bytes"], case["name"]
         checked += 1
     assert checked >= 30

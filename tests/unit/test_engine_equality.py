@@ -1,7 +1,7 @@
 """The search's per-configuration numbers equal the single estimate's (issue 13).
 
 Over 2,000+ random valid configurations (fixed seed) the vector path the search uses
-(``sweep.memory_peak``, ``search.memory_columns``, ``sweep_time.step_time_vec``) and the scalar
+(``sweep.memory_peak``, ``search.memory_columns``, ``sweep_time.step_time_columns``) and the scalar
 path of ``estimate`` (``memory.training_memory``, ``timing.step_time``) agree to 1e-9 relative:
 peak allocated bytes, device bytes, fits, step time and every part of its breakdown.
 
@@ -12,6 +12,7 @@ scenario gets many random layouts.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,9 +20,9 @@ from planner_app.core.errors import InputError
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.search import memory_columns
-from planner_app.core.plans.sweep_time import step_time_vec
+from planner_app.core.plans.sweep_time import step_time_columns
 from planner_app.core.training.memory import training_memory
-from planner_app.core.training.setup import OPTIMIZER_IMPLS, OPTIMIZERS, RECIPES, ParallelPlan, TrainingSetup
+from planner_app.core.training.setup import OPTIMIZER_IMPLS, OPTIMIZERS, RECIPES, Layout, ParallelPlan, TrainingSetup
 from planner_app.core.training.timing import step_time
 
 SEED = 13
@@ -94,14 +95,19 @@ def _scalar_inputs(s, r, rng):
     gb = r["micro_batch"] * r["dp"] * r["ep"] * r["n_acc"]
     if r["n_acc"] == 1 and rng.integers(0, 2):
         gb = 0  # no global batch given: one micro-batch per step
-    setup = TrainingSetup(micro_batch=r["micro_batch"], seq_len=r["seq_len"], global_batch=gb, recipe=s["recipe"],
-                          optimizer=s["optimizer"], attention=s["attention"], recompute=RECOMPUTE[r["recompute"]],
-                          framework=s["framework"], offload=s["offload"], optimizer_impl=s["optimizer_impl"],
-                          **s["finetune"])
-    plan = ParallelPlan(tp=r["tp"], pp=r["pp"], dp=r["dp"], cp=r["cp"], ep=r["ep"], zero=r["zero"],
-                        sequence_parallel=r["sp"], pp_schedule="interleaved" if r["interleaved"] else "1f1b",
-                        vp=r["vp"], gpus_per_node=s["gpus_per_node"])
+    setup = replace(_run_setup(s), seq_len=r["seq_len"], global_batch=gb)
+    plan = ParallelPlan(micro_batch=r["micro_batch"], recompute=RECOMPUTE[r["recompute"]], tp=r["tp"], pp=r["pp"],
+                        dp=r["dp"], cp=r["cp"], ep=r["ep"], zero=r["zero"], sequence_parallel=r["sp"],
+                        pp_schedule="interleaved" if r["interleaved"] else "1f1b", vp=r["vp"],
+                        gpus_per_node=s["gpus_per_node"])
     return setup, plan
+
+
+def _run_setup(s) -> TrainingSetup:
+    """What is constant across a scenario's configurations."""
+    return TrainingSetup(recipe=s["recipe"], optimizer=s["optimizer"], attention=s["attention"],
+                         framework=s["framework"], offload=s["offload"], optimizer_impl=s["optimizer_impl"],
+                         **s["finetune"])
 
 
 def draw(db, seed=SEED):
@@ -127,14 +133,15 @@ def draw(db, seed=SEED):
 
 def vector(s, rows):
     """The search's numbers for one scenario's configurations, one call per engine."""
-    cfg = {k: np.array([r[k] for r, _, _ in rows]) for k in rows[0][0]}
-    gpus = cfg["tp"] * cfg["pp"] * cfg["cp"] * cfg["ep"] * cfg["dp"]
-    peak, device, fits = memory_columns(s["model"], s["recipe"], s["optimizer"], s["attention"], s["framework"],
-                                        cfg, gpus, s["hw"].gpu.capacity_bytes, DEFAULT_MIN_HEADROOM_FRACTION,
-                                        offload=s["offload"], optimizer_impl=s["optimizer_impl"], lora=s["lora"])
-    t = step_time_vec(s["model"], s["hw"], s["recipe"], s["optimizer"], s["attention"], s["framework"], cfg,
-                      offload=s["offload"], gpus_per_node=s["gpus_per_node"], optimizer_impl=s["optimizer_impl"],
-                      lora=s["lora"])
+    col = {k: np.array([r[k] for r, _, _ in rows]) for k in rows[0][0]}
+    layout = Layout(micro_batch=col["micro_batch"], seq_len=col["seq_len"], tp=col["tp"], pp=col["pp"], dp=col["dp"],
+                    cp=col["cp"], ep=col["ep"], zero=col["zero"], sequence_parallel=col["sp"],
+                    recompute=col["recompute"], n_acc=col["n_acc"], pp_schedule=col["interleaved"], vp=col["vp"],
+                    gpus_per_node=s["gpus_per_node"])
+    setup = _run_setup(s)
+    peak, device, fits = memory_columns(s["model"], setup, layout, s["hw"].gpu.capacity_bytes,
+                                        DEFAULT_MIN_HEADROOM_FRACTION)
+    t = step_time_columns(s["model"], s["hw"], setup, layout)
     return peak, device, fits, t
 
 

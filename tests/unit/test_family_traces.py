@@ -19,6 +19,7 @@ from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.models.hf_families import FAMILIES
 from planner_app.core.models.trace import SEQ
 from planner_app.core.training import lora
+from planner_app.core.training.setup import TrainingSetup
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")
@@ -88,7 +89,7 @@ def test_traced_linear_layers_are_the_real_modules(name):
 def test_a_frozen_base_saves_less_and_its_norms_nothing_for_weights(name):
     m = load_hf_config(os.path.join(DATA, "hf_configs", name + ".json"))
     targets = {"phi-3-mini-4k": "qkv_proj", "gpt-neox-20b": "query_key_value"}.get(name, "q_proj,v_proj")
-    spec = lora.resolve_lora(m, "lora", 8, targets, "fp32", recipe="bf16-autocast")
+    spec = lora.resolve_lora(m, TrainingSetup(finetune="lora", lora_rank=8, lora_targets=targets, lora_dtype="fp32", recipe="bf16-autocast"))
     full = layers_hf.layer_trace(m, layers_hf.HFLayerSpec("lp-amp", 2, "sdpa", 1), False)[0]
     frozen = layers_hf.layer_trace(m, layers_hf.HFLayerSpec("lp-amp", 2, "sdpa", 1, spec), False)[0]
     assert sum(op.weight_grad_bytes for op in frozen.ops if ".lora_" not in op.name) == 0
@@ -121,9 +122,9 @@ def test_peft_default_targets_are_peft_0_21s():
 def test_default_targets_follow_the_model_type():
     phi3 = load_hf_config(os.path.join(DATA, "hf_configs", "phi-3-mini-4k.json"))
     with pytest.raises(InputError) as e:
-        lora.resolve_lora(phi3, "lora", 8, "", "fp32", recipe="bf16-autocast")
+        lora.resolve_lora(phi3, TrainingSetup(finetune="lora", lora_rank=8, lora_targets="", lora_dtype="fp32", recipe="bf16-autocast"))
     assert e.value.field == "lora_targets" and "qkv_proj" in str(e.value)
     neox = load_hf_config(os.path.join(DATA, "hf_configs", "gpt-neox-20b.json"))
-    assert lora.resolve_lora(neox, "lora", 8, "", "fp32", recipe="bf16-autocast").targets == ("query_key_value",)
+    assert lora.resolve_lora(neox, TrainingSetup(finetune="lora", lora_rank=8, lora_targets="", lora_dtype="fp32", recipe="bf16-autocast")).targets == ("query_key_value",)
     gemma2 = load_hf_config(os.path.join(DATA, "hf_configs", "gemma-2-2b.json"))
-    assert lora.resolve_lora(gemma2, "lora", 8, "", "fp32", recipe="bf16-autocast").targets == ("q_proj", "v_proj")
+    assert lora.resolve_lora(gemma2, TrainingSetup(finetune="lora", lora_rank=8, lora_targets="", lora_dtype="fp32", recipe="bf16-autocast")).targets == ("q_proj", "v_proj")

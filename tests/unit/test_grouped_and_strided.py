@@ -51,7 +51,7 @@ def test_grouped_experts_are_marked_and_slower_than_one_dense_gemm():
 
     from planner_app.specdb.catalog import shipped_db
     gpu = shipped_db().gpu("h200-sxm")
-    eff = compute.default_efficiency(gpu)
+    eff = compute.default_efficiency(gpu, "pytorch")
     f = np.ones(len(prof.mem_ops[0]) if len(prof.mem_ops) else 8)
     plain = dataclasses.replace(prof, gemms=[g[:5] for g in prof.gemms])
     args = (gpu, eff, 4096, 2048, 1, 16, model.head_dim, 0, f)

@@ -5,9 +5,10 @@ import os
 
 import pytest
 
+from accuracy.inputs import one_gpu_deployment
 from planner_app.core.inference import timing
 from planner_app.service.catalog import open_catalog
-from planner_app.service.estimate import estimate_from_options
+from planner_app.service.estimate import estimate_json
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 
@@ -21,7 +22,7 @@ def _time(db, config="llama-2-7b", gpu="h200-sxm", batch=16, prompt=1024, new=64
     opts = {"mode": "inference", "model": os.path.join(DATA, "hf_configs", config + ".json"), "gpu": gpu,
             "batch": batch, "prompt_len": prompt, "new_tokens": new, "attention": "sdpa"}
     opts.update(kw)
-    return estimate_from_options(opts, db)
+    return estimate_json(opts, db)
 
 
 def test_gpu_part_follows_the_profiled_kernel_time(db):
@@ -55,7 +56,7 @@ def test_dynamic_cache_copies_the_cache_every_step(db):
 
     m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
     bw = 4.8e12 * 0.78  # H200 HBM3e at the element-wise fraction (compute.Efficiency.bw_elementwise)
-    extra_cache_bytes = 32 * 1024 * kv_bytes_per_token(m, "bf16")
+    extra_cache_bytes = 32 * 1024 * kv_bytes_per_token(m, "bf16", 1)
     assert (b - a) == pytest.approx((1 + timing.DYNAMIC_CACHE_COPIES) * extra_cache_bytes / bw, rel=0.02)
 
 
@@ -100,7 +101,7 @@ def test_long_generations_peak_at_the_last_decode_step(db):
     from planner_app.core.models.hf_config import load_hf_config
 
     m = load_hf_config(os.path.join(DATA, "hf_configs", "llama-2-7b.json"))
-    full_cache = 8 * (128 + 8192) * kv_bytes_per_token(m, "bf16")
+    full_cache = 8 * (128 + 8192) * kv_bytes_per_token(m, "bf16", 1)
     assert mem["breakdown"]["kv_cache"] >= full_cache
 
 
@@ -116,7 +117,8 @@ def test_the_estimate_states_what_a_serving_engine_would_do(db):
     assert t["serving_engine_decode_s_per_token"] < t["decode_s_per_token"] / 3
     hw, per_node, _ = resolve_hardware(db, gpu="h200-sxm")
     m = sv.model_shape(_model(db, "llama-3.2-1b"))
-    d = sv.Deployment(step_overhead_s=sv.ENGINES["vllm"].step_overhead_s)
+    seqs, tokens = sv.engine_defaults(hw.gpu.capacity_bytes, hw.gpu.id + " " + hw.gpu.name)
+    d = one_gpu_deployment(max_num_seqs=seqs, max_batched_tokens=tokens)
     direct = sv.step_time_s(m, sv.device_for(hw, 16, per_node), d, 16.0, 0.0, 2048 + 32, 0.0)
     assert t["serving_engine_decode_s_per_token"] == pytest.approx(direct)
     assert any("serving engine" in a for a in est["assumptions"])

@@ -17,9 +17,9 @@ def db():
 
 
 def _est(db, **opts):
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
 
-    return estimate_from_options(opts, db)
+    return estimate_json(opts, db)
 
 
 def test_host_ram_parts_sum_and_the_limit():

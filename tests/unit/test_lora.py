@@ -3,6 +3,7 @@ plain training loop (tests/data/finetune_runs_h200.json) and through Hugging Fac
 (tests/data/trainer_runs_h200.json, made after the model was written); trainable parameters as
 PEFT counts them; the bad inputs the CLI refuses."""
 import contextlib
+from dataclasses import replace
 import io
 import json
 import os
@@ -10,13 +11,15 @@ import sys
 
 import pytest
 
+from planner_app.core.training.setup import TrainingSetup
+
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.training.lora import NF4_BYTES_PER_PARAM, resolve_lora
 from planner_app.core.training.memory import training_memory
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup
-from planner_app.service.estimate import estimate_from_options
+from accuracy.inputs import run_inputs
+from planner_app.service.estimate import estimate_json
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 CONFIGS = os.path.join(DATA, "hf_configs")
@@ -52,7 +55,7 @@ FAMILY_TIME_MISSES: dict = {}
 
 def _estimate(case, db, trainer: bool):
     opts = (trainer_options_for if trainer else options_for)(case)[0]
-    return estimate_from_options(opts, db)
+    return estimate_json(opts, db)
 
 
 @pytest.mark.parametrize("case", LOOP + TRAINER, ids=lambda c: c["name"])
@@ -80,7 +83,7 @@ def test_qlora_base_bytes_match_bitsandbytes():
     quantised constants from the QLoRA paper, within 3% of what bitsandbytes allocated."""
     case = next(c for c in LOOP if c["name"] == "qlora-7b-r64-alllinear-noprep-b4s2048")
     model = load_hf_config(os.path.join(CONFIGS, "llama-2-7b.json"))
-    lora = resolve_lora(model, "qlora", 64, "all-linear", "fp32")
+    lora = resolve_lora(model, TrainingSetup(finetune="qlora", lora_rank=64, lora_targets="all-linear", lora_dtype="fp32", recipe="bf16"))
     linear = lora.linear_params(model.layers, 0)
     base = linear * NF4_BYTES_PER_PARAM + (model.params_total - linear) * 2 + case["trainable_params"] * 4
     assert abs(base / case["params_bytes"] - 1) < 0.03
@@ -89,18 +92,17 @@ def test_qlora_base_bytes_match_bitsandbytes():
 def test_qlora_below_lora_below_full(db):
     """The ordering every LoRA calculator must keep (gpu_poor issue #1 estimated QLoRA above LoRA)."""
     common = {"model": "llama-2-7b", "gpu": "h100-sxm", "micro_batch": 1, "seq_len": 2048}
-    full = estimate_from_options(common, db)["memory"]["peak_bytes"]
-    lora = estimate_from_options({**common, "finetune": "lora"}, db)["memory"]["peak_bytes"]
-    qlora = estimate_from_options({**common, "finetune": "qlora"}, db)["memory"]["peak_bytes"]
+    full = estimate_json(common, db)["memory"]["peak_bytes"]
+    lora = estimate_json({**common, "finetune": "lora"}, db)["memory"]["peak_bytes"]
+    qlora = estimate_json({**common, "finetune": "qlora"}, db)["memory"]["peak_bytes"]
     assert qlora < lora < full
     assert lora < full / 2  # no gradients or optimizer states for 6.7B weights
 
 
 def test_frozen_base_saves_fewer_activations_than_full_training():
     model = load_hf_config(os.path.join(CONFIGS, "llama-3.2-1b.json"))
-    plan = ParallelPlan()
-    full = TrainingSetup(micro_batch=4, seq_len=2048, recipe="bf16")
-    lora = full.with_changes(finetune="lora", lora_dtype="bf16")
+    full, plan = run_inputs(micro_batch=4)
+    lora = replace(full, finetune="lora", lora_dtype="bf16")
     assert training_memory(model, lora, plan).activations_per_layer_bytes < \
         training_memory(model, full, plan).activations_per_layer_bytes
 
@@ -142,14 +144,16 @@ def test_bad_lora_input_exits_2_naming_the_field(extra, flag):
 def test_moe_all_linear_is_refused_not_guessed():
     model = load_hf_config(os.path.join(CONFIGS, "mixtral-mini.json"))
     with pytest.raises(InputError) as e:
-        resolve_lora(model, "lora", 16, "all-linear", "fp32")
+        resolve_lora(model, TrainingSetup(finetune="lora", lora_rank=16, lora_targets="all-linear", lora_dtype="fp32", recipe="bf16"))
     assert e.value.field == "lora_targets"
-    assert resolve_lora(model, "lora", 16, "q_proj,k_proj,v_proj,o_proj", "fp32").targets == (
+    # the engine takes a resolved setup: the recipe is the service's default, given here
+    assert resolve_lora(model, TrainingSetup(finetune="lora", lora_rank=16, lora_targets="q_proj,k_proj,v_proj,o_proj",
+                                             recipe="bf16")).targets == (
         "k_proj", "o_proj", "q_proj", "v_proj")
 
 
 def test_qlora_prepare_turns_gradient_checkpointing_on(db):
-    est = estimate_from_options({"model": "llama-2-7b", "gpu": "h100-sxm", "finetune": "qlora",
+    est = estimate_json({"model": "llama-2-7b", "gpu": "h100-sxm", "finetune": "qlora",
                                  "qlora_prepare": True}, db)
     assert est["setup"]["recompute"] == "full"
     assert any("prepare_model_for_kbit_training turns gradient checkpointing on" in a for a in est["assumptions"])
@@ -158,7 +162,7 @@ def test_qlora_prepare_turns_gradient_checkpointing_on(db):
 def test_lora_checkpoint_holds_the_adapters_not_the_frozen_base(db):
     """Trainer saves a PeftModel with save_pretrained: the adapters (and their optimizer states),
     not the 8B base."""
-    est = estimate_from_options({"model": "llama-3.1-8b", "gpu": "h100-sxm", "finetune": "lora", "lora_rank": 16,
+    est = estimate_json({"model": "llama-3.1-8b", "gpu": "h100-sxm", "finetune": "lora", "lora_rank": 16,
                                  "lora_targets": "all-linear"}, db)
     ck = est["host"]["checkpoint"]
     n = est["params"]["trainable"]
@@ -172,10 +176,10 @@ def test_paged_8bit_adamw_states_sit_outside_the_peak(db):
     run); the engine keeps them out of the peak and reports them on their own."""
     case = next(c for c in _cases("finetune_runs_h200.json", lambda c: c["name"].startswith("bnb-paged")))
     opts = options_for(case)[0]
-    est = estimate_from_options(opts, db)
+    est = estimate_json(opts, db)
     peak = est["memory"]["peak_bytes"] - CUBLAS_WORKSPACE_BYTES
     assert abs(peak / case["peak_bytes"] - 1) < 0.05
-    unpaged = estimate_from_options({**opts, "optimizer": "adamw-8bit"}, db)["memory"]
+    unpaged = estimate_json({**opts, "optimizer": "adamw-8bit"}, db)["memory"]
     paged = est["memory"]["paged_optimizer_states_bytes"]
     assert paged == unpaged["breakdown"]["optimizer_states"] > 0
     assert abs(unpaged["peak_bytes"] - est["memory"]["peak_bytes"] - paged) < 1e6

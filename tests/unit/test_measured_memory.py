@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from accuracy.inputs import inference_inputs, run_inputs  # noqa: E402
+
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
 
@@ -15,7 +17,6 @@ from memory_accuracy import case_inputs, measured_peak  # noqa: E402
 from planner_app.core.inference.memory import inference_memory  # noqa: E402
 from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
 from planner_app.core.training.memory import training_memory  # noqa: E402
-from planner_app.core.training.setup import InferenceSetup  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "data")
 with open(os.path.join(DATA, "training_runs_h200.json")) as _f:
@@ -50,8 +51,8 @@ def test_median_error_within_4_percent():
 @pytest.mark.parametrize("run", RUNS["inference"], ids=lambda r: f"{r['config']}-b{r['batch']}")
 def test_inference_peak_within_5_percent(run):
     m = load_hf_config(os.path.join(DATA, "hf_configs", run["config"] + ".json"))
-    im = inference_memory(m, InferenceSetup(batch=run["batch"], prompt_len=run["prompt_len"],
-                                            new_tokens=run["new_tokens"]))
+    im = inference_memory(m, inference_inputs(batch=run["batch"], prompt_len=run["prompt_len"],
+                                              new_tokens=run["new_tokens"]))
     assert im.peak_bytes == pytest.approx(run["peak_bytes"], rel=0.05)
 
 
@@ -62,12 +63,11 @@ def test_resnet50_activations_match_the_h200_measurement(db):
     import os
 
     from planner_app.core.training.memory import training_memory
-    from planner_app.core.training.setup import ParallelPlan, TrainingSetup
     with open(os.path.join(os.path.dirname(__file__), "..", "data", "profiles_h200.json")) as f:
         runs = json.load(f)["resnet50"]
     model = db.model("resnet-50")
     for run in runs:
-        setup = TrainingSetup(micro_batch=run["batch"], seq_len=1, recipe=run["recipe"])
-        mem = training_memory(model, setup, ParallelPlan(), 141 * 2**30)
+        setup, plan = run_inputs(micro_batch=run["batch"], seq_len=1, recipe=run["recipe"])
+        mem = training_memory(model, setup, plan, 141 * 2**30)
         measured = run["activation_bytes_per_sample"] * run["batch"]
         assert abs(mem.breakdown["activations"] / measured - 1) < 0.06, (run["recipe"], mem.breakdown["activations"])

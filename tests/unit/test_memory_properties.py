@@ -36,12 +36,11 @@ SETTINGS = settings(max_examples=60, deadline=None,
 def _run(db, d, **changes):
     d = dict(d, **changes)
     model = db.model(d["model"])
-    setup = TrainingSetup(micro_batch=d["micro_batch"], seq_len=d["seq_len"], recipe=d["recipe"],
-                          optimizer=d["optimizer"], attention=d["attention"], recompute=d["recompute"],
+    setup = TrainingSetup(seq_len=d["seq_len"], recipe=d["recipe"], optimizer=d["optimizer"], attention=d["attention"],
                           framework=d["framework"])
     ep = 1
-    plan = ParallelPlan(tp=d["tp"], pp=d["pp"], dp=d["dp"], zero=d["zero"], ep=ep,
-                        sequence_parallel=d["sp"] and d["tp"] > 1)
+    plan = ParallelPlan(micro_batch=d["micro_batch"], recompute=d["recompute"], tp=d["tp"], pp=d["pp"], dp=d["dp"],
+                        zero=d["zero"], ep=ep, sequence_parallel=d["sp"] and d["tp"] > 1)
     try:
         return training_memory(model, setup, plan)
     except InputError:

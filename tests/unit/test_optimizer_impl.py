@@ -8,11 +8,14 @@ import os
 
 import pytest
 
+from accuracy.inputs import run_inputs
 from planner_app.cli import main
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.training.memory import largest_tensor_elems, training_memory
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup
-from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.core.training.setup import ParallelPlan
+from planner_app.scenario import ESTIMATE_OPTIONS
+
+OPTION_DEFAULTS = {k: o.default for k, o in ESTIMATE_OPTIONS.items()}
 from planner_app.specdb.catalog import shipped_db
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -20,8 +23,7 @@ RUNS = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")
 
 
 def _mem(model, impl, **kw):
-    setup = TrainingSetup(micro_batch=1, seq_len=2048, recipe="bf16", optimizer_impl=impl, **kw)
-    return training_memory(model, setup, ParallelPlan())
+    return training_memory(model, *run_inputs(optimizer_impl=impl, **kw))
 
 
 def test_temporaries_per_implementation():
@@ -30,7 +32,7 @@ def test_temporaries_per_implementation():
     fused, foreach, forloop = (_mem(m, i).breakdown["optimizer_temporaries"] for i in ("fused", "foreach", "forloop"))
     assert fused == 0.0
     assert foreach == pytest.approx(m.params_total * 2)  # one bf16 copy of every parameter
-    assert forloop == pytest.approx(2 * 32000 * 4096 * 2) == 2 * largest_tensor_elems(m) * 2
+    assert forloop == pytest.approx(2 * 32000 * 4096 * 2) == 2 * largest_tensor_elems(m, 1) * 2
     # Megatron and DeepSpeed use their own fused kernels: the option does not apply
     assert _mem(m, "foreach", framework="deepspeed").breakdown["optimizer_temporaries"] == 0.0
 
@@ -49,11 +51,10 @@ def test_measured_adamw_runs(name):
         with open(os.path.join(ROOT, "tests", "data", "hf_configs", case["config"] + ".json")) as f:
             model = model_from_hf_config(json.load(f), case["config"])
     impl = case["optimizer"].split("-")[1]
-    setup = TrainingSetup(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe="bf16", attention="sdpa",
-                          optimizer_impl=impl)
-    mem = training_memory(model, setup, ParallelPlan())
+    setup, plan = run_inputs(micro_batch=case["micro_batch"], seq_len=case["seq_len"], optimizer_impl=impl)
+    mem = training_memory(model, setup, plan)
     assert (mem.peak_bytes - CUBLAS_WORKSPACE_BYTES) == pytest.approx(case["peak_bytes"], rel=0.01)
-    st = step_time(model, Hardware(gpu=db.gpu("h200-sxm")), setup, ParallelPlan())
+    st = step_time(model, Hardware(gpu=db.gpu("h200-sxm")), setup, plan)
     assert st.step_s * 1e3 == pytest.approx(case["step_ms_median"], rel=0.08)
 
 
@@ -107,8 +108,8 @@ def test_measured_bnb_training_runs(name, optimizer):
     from planner_app.core.training.timing import step_time
     with open(os.path.join(ROOT, "tests", "data", "hf_configs", case["config"] + ".json")) as f:
         model = model_from_hf_config(json.load(f), case["config"])
-    setup = TrainingSetup(micro_batch=case["micro_batch"], seq_len=case["seq_len"], recipe="bf16", attention="sdpa",
-                          optimizer=optimizer, optimizer_impl="fused")
-    st = step_time(model, Hardware(gpu=shipped_db().gpu("h200-sxm")), setup, ParallelPlan())
+    setup, plan = run_inputs(micro_batch=case["micro_batch"], seq_len=case["seq_len"], optimizer=optimizer,
+                             optimizer_impl="fused")
+    st = step_time(model, Hardware(gpu=shipped_db().gpu("h200-sxm")), setup, plan)
     assert st.step_s * 1e3 == pytest.approx(case["step_ms_median"], rel=0.15)
     assert st.parts["optimizer_step"] * 1e3 == pytest.approx(case["opt_ms_median"], rel=0.2)

@@ -25,7 +25,7 @@ def test_zero_sharding_of_a_real_model_matches_the_formula(db):
     psi = m.params_total
     for stage, formula in ((0, 16 * psi), (1, 4 * psi + 12 * psi / 64), (2, 2 * psi + 14 * psi / 64),
                            (3, 16 * psi / 64)):
-        r = training_memory(m, TrainingSetup(recipe="mixed-bf16", framework="deepspeed", seq_len=2048),
+        r = training_memory(m, TrainingSetup(recipe="mixed-bf16", framework="deepspeed", seq_len=2048, attention="sdpa"),
                             ParallelPlan(dp=64, zero=stage))
         b = r.breakdown
         states = b["parameters"] + b["optimizer_states"] + b["master_weights"]

@@ -12,7 +12,12 @@ from planner_app.core.hardware.collectives import bus_factor, busbw_gbps
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.models.flops import narayanan_flops_per_iteration, training_flops_per_token
 from planner_app.core.models.spec import ModelSpec
-from planner_app.core.training.estimate import Overrides, estimate_training
+from accuracy.inputs import run_inputs
+from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+from planner_app.core.requests import SpeedOverrides
+from planner_app.core.training.estimate import estimate_training
+
+NO_PRICE = PriceChoice(basis=None, mix=DEFAULT_MIX, cny_per_usd=None)
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.core.training.timing import step_time
 
@@ -29,7 +34,7 @@ def _gpt(layers, hidden, heads, vocab=51200, seq=2048):
 def test_flops_equal_narayanan_eq3(layers, hidden, heads):
     """Narayanan et al. 2021, eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with recomputation."""
     m = _gpt(layers, hidden, heads)
-    _, hw = training_flops_per_token(m, 2048, "full")
+    _, hw = training_flops_per_token(m, 2048, "full", None)
     assert hw * 1536 * 2048 == pytest.approx(narayanan_flops_per_iteration(1536, 2048, layers, hidden, 51200), rel=1e-12)
 
 
@@ -39,11 +44,11 @@ def test_flops_equal_narayanan_eq3(layers, hidden, heads):
 ])
 def test_narayanan_training_time_estimates(db, layers, hidden, heads, gpus, tflops, tokens, days):
     m = _gpt(layers, hidden, heads)
-    setup = TrainingSetup(micro_batch=1, seq_len=2048, tokens=tokens, recipe="mixed-bf16", recompute="full",
-                          framework="megatron", attention="eager", global_batch=gpus // 64 * 64)
-    plan = ParallelPlan(tp=8, pp=8, dp=gpus // 64)
+    setup = TrainingSetup(seq_len=2048, tokens=tokens, recipe="mixed-bf16", framework="megatron", attention="eager",
+                          global_batch=gpus // 64 * 64)
+    plan = ParallelPlan(recompute="full", tp=8, pp=8, dp=gpus // 64)
     out = estimate_training(m, Hardware(gpu=db.gpu("a100-sxm-80gb")), setup, plan,
-                            Overrides(achieved_tflops=tflops), extras=False)
+                            SpeedOverrides(achieved_tflops=tflops), NO_PRICE, extras=False).to_json()
     # the paper's 8TP/(nX) approximation; the engine uses the exact eq. 3 count (a few % more)
     assert out["time"]["train_days"] == pytest.approx(days, rel=0.05)
 
@@ -63,11 +68,11 @@ def test_nccl_tests_bus_bandwidth_factors():
 def test_1b_model_does_not_fit_4x_v100_16gb_but_fits_2x_a100_40gb(db):
     m = db.model("nlp-1b")
     v100 = estimate_training(m, Hardware(gpu=db.gpu("v100-sxm2-16gb")),
-                             TrainingSetup(micro_batch=1, seq_len=2048, recipe="amp-fp16"), ParallelPlan(dp=4),
-                             extras=False)
+                             *run_inputs(recipe="amp-fp16", dp=4), SpeedOverrides(), NO_PRICE,
+                             extras=False).to_json()
     a100 = estimate_training(m, Hardware(gpu=db.gpu("a100-sxm-40gb")),
-                             TrainingSetup(micro_batch=1, seq_len=2048, recipe="amp-bf16"), ParallelPlan(dp=2),
-                             extras=False)
+                             *run_inputs(recipe="amp-bf16", dp=2), SpeedOverrides(), NO_PRICE,
+                             extras=False).to_json()
     assert not v100["memory"]["fits"]
     assert a100["memory"]["fits"]
 
@@ -99,9 +104,9 @@ FRAMEWORKS = ["pytorch", "megatron", "deepspeed"]
 def test_times_are_finite_and_positive(db, model, gpu, mb, seq, tp, pp, dp, cp, zero, rec, fw, recipe, acc, fabric):
     m = db.model(model)
     try:
-        setup = TrainingSetup(micro_batch=mb, seq_len=seq, recipe=recipe, recompute=rec, framework=fw,
-                              global_batch=mb * dp * acc)
-        plan = ParallelPlan(tp=tp, pp=pp, dp=dp, cp=cp, zero=zero, sequence_parallel=tp > 1)
+        setup, plan = run_inputs(micro_batch=mb, seq_len=seq, recipe=recipe, recompute=rec, framework=fw,
+                                 global_batch=mb * dp * acc, tp=tp, pp=pp, dp=dp, cp=cp, zero=zero,
+                                 sequence_parallel=tp > 1)
         hw = Hardware(gpu=db.gpu(gpu), inter=db.fabric(fabric), nics_per_node=4)
         st_ = step_time(m, hw, setup, plan)
     except InputError:

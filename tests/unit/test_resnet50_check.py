@@ -20,11 +20,11 @@ def _load(name):
 @pytest.fixture(scope="module")
 def plan():
     from planner_app.service.catalog import open_catalog
-    from planner_app.service.estimate import estimate_from_options
+    from planner_app.service.estimate import estimate_json
     from planner_app.service.resolve import resolve_model
 
     db = open_catalog()
-    est = estimate_from_options({"model": "resnet-50", "gpu": "h200", "micro_batch": 256}, db)
+    est = estimate_json({"model": "resnet-50", "gpu": "h200", "micro_batch": 256}, db)
     return resolve_model("resnet-50", db), est
 
 

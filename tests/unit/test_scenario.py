@@ -6,7 +6,7 @@ import pytest
 
 from planner_app import scenario
 from planner_app.core.errors import InputError
-from planner_app.service.estimate import estimate_from_options
+from planner_app.service.estimate import estimate_json
 from planner_app.specdb.schema import SpecDataError
 
 
@@ -63,7 +63,7 @@ def test_save_reads_back_exactly_and_refuses_bad_data(tmp_path):
 
 def test_unknown_estimate_option_is_named(db):
     with pytest.raises(InputError) as e:
-        estimate_from_options({"model": "llama-2-7b", "gpu": "h100-sxm", "gpu_count": 8}, db)
+        estimate_json({"model": "llama-2-7b", "gpu": "h100-sxm", "gpu_count": 8}, db)
     assert e.value.field == "gpu_count" and "allowed" in str(e.value)
 
 

@@ -4,11 +4,23 @@ import pytest
 
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.scaling import scaling_curve
-from planner_app.core.plans.search import candidate_from_instance, enumerate_layouts, gpu_counts, search
+from planner_app.core import options
+from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+from planner_app.core.plans.search import SearchGroup, candidate_from_instance, enumerate_layouts, gpu_counts, search
+from planner_app.core.requests import SearchLimits, TrainingRequest
 from planner_app.core.training.advice import advise
 from planner_app.core.training.memory import training_memory
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.service.resolve import resolve_hardware
+
+MEGATRON = dict(recipe="mixed-bf16", framework="megatron", attention="flash")
+NO_PRICE = PriceChoice(basis=None, mix=DEFAULT_MIX, cny_per_usd=None)
+
+
+def _search(m, cands, tokens, seq_len, global_batch, **limits):
+    """The engine's search of a Megatron mixed-bf16 workload."""
+    setup = TrainingSetup(seq_len=seq_len, global_batch=global_batch, tokens=tokens, **MEGATRON)
+    return search(m, [SearchGroup(setup=setup, candidates=tuple(cands))], SearchLimits(**limits), None, m.name)
 
 
 def test_gpu_counts_are_whole_nodes():
@@ -22,14 +34,14 @@ def test_layouts_respect_the_model_and_the_batch(db):
     assert np.all(m.heads % cfg["tp"] == 0)
     assert np.all(cfg["tp"] * cfg["pp"] * cfg["cp"] * cfg["ep"] * cfg["dp"] == cfg["gpus"])
     assert np.all(512 % (cfg["micro_batch"] * cfg["dp"] * cfg["ep"]) == 0)
-    assert not np.any(cfg["sp"] & (cfg["tp"] == 1))
+    assert not np.any(cfg["sequence_parallel"] & (cfg["tp"] == 1))
 
 
 def test_search_llama_70b_on_h100_instances(db):
     m = db.model("llama-3.1-70b")
     hw, _, _ = resolve_hardware(db, instance="p5.48xlarge")
-    cand = candidate_from_instance("p5", hw, hw.instance)
-    r = search(m, [cand], tokens=15e12, max_gpus=2048, seq_len=8192, global_batch=512, top=10)
+    cand = candidate_from_instance("p5", hw, hw.instance, None)
+    r = _search(m, [cand], tokens=15e12, max_gpus=2048, seq_len=8192, global_batch=512, top=10)
     assert r.evaluated > 10_000 and r.plans
     days = [p["time"]["train_days"] for p in r.plans]
     assert days == sorted(days)
@@ -37,10 +49,10 @@ def test_search_llama_70b_on_h100_instances(db):
     assert best["parallel"]["gpus"] <= 2048 and best["parallel"]["gpus"] % 8 == 0
     # the best plan really fits, checked with the scalar memory model
     q = best["parallel"]
-    setup = TrainingSetup(micro_batch=best["micro_batch"], seq_len=8192, global_batch=512, recipe="mixed-bf16",
-                          attention="flash", recompute=best["recompute"], framework="megatron")
-    plan = ParallelPlan(tp=q["tp"], pp=q["pp"], dp=q["dp"], cp=q["cp"], ep=q["ep"], zero=q["zero"],
-                        sequence_parallel=q["sequence_parallel"], pp_schedule=q["pp_schedule"], vp=q["vp"])
+    setup = TrainingSetup(seq_len=8192, global_batch=512, **MEGATRON)
+    plan = ParallelPlan(micro_batch=best["micro_batch"], recompute=best["recompute"], tp=q["tp"], pp=q["pp"],
+                        dp=q["dp"], cp=q["cp"], ep=q["ep"], zero=q["zero"], sequence_parallel=q["sequence_parallel"],
+                        pp_schedule=q["pp_schedule"], vp=q["vp"])
     assert training_memory(m, setup, plan, hw.gpu.capacity_bytes).fits
     # Pareto front: faster plans cost more
     pts = [(p["time"]["train_s"], p["cost"]["usd"]) for p in r.pareto]
@@ -50,9 +62,9 @@ def test_search_llama_70b_on_h100_instances(db):
 def test_search_cost_objective_under_a_deadline(db):
     m = db.model("llama-3.1-8b")
     hw, _, _ = resolve_hardware(db, instance="p5.48xlarge")
-    cand = candidate_from_instance("p5", hw, hw.instance)
-    r = search(m, [cand], tokens=1e12, max_gpus=512, seq_len=8192, global_batch=256, objective="cost",
-               deadline_days=30, top=5)
+    cand = candidate_from_instance("p5", hw, hw.instance, None)
+    r = _search(m, [cand], tokens=1e12, max_gpus=512, seq_len=8192, global_batch=256, objective="cost",
+                deadline_days=30, top=5)
     assert r.plans and all(p["time"]["train_days"] <= 30 for p in r.plans)
     costs = [p["cost"]["usd"] for p in r.plans]
     assert costs == sorted(costs)
@@ -60,12 +72,13 @@ def test_search_cost_objective_under_a_deadline(db):
 
 def test_strong_scaling_efficiency_falls_faster_on_slow_networks(db):
     m = db.model("llama-3.1-8b")
-    setup = TrainingSetup(micro_batch=1, seq_len=8192, global_batch=1024, recipe="mixed-bf16", attention="flash",
-                          framework="megatron")
-    plan = ParallelPlan(tp=8, zero=1, sequence_parallel=True)
+    setup = TrainingSetup(seq_len=8192, global_batch=1024, **MEGATRON)
+    plan = ParallelPlan(tp=8, dp=1, zero=1, sequence_parallel=True)
     g = db.gpu("h100-sxm")
-    fast = scaling_curve(m, Hardware(gpu=g, inter=db.fabric("ib-ndr"), nics_per_node=8), setup, plan, [1, 8, 64])
-    slow = scaling_curve(m, Hardware(gpu=g, inter=db.fabric("eth-10"), nics_per_node=1), setup, plan, [1, 8, 64])
+    fast, _ = scaling_curve(m, Hardware(gpu=g, inter=db.fabric("ib-ndr"), nics_per_node=8), setup, plan, [1, 8, 64],
+                            False, NO_PRICE)
+    slow, _ = scaling_curve(m, Hardware(gpu=g, inter=db.fabric("eth-10"), nics_per_node=1), setup, plan, [1, 8, 64],
+                            False, NO_PRICE)
     assert fast[0].efficiency == pytest.approx(1.0)
     assert slow[-1].efficiency < fast[-1].efficiency <= 1.0
     assert all(p.step_s_plus_50us >= p.step_s for p in fast)
@@ -74,8 +87,8 @@ def test_strong_scaling_efficiency_falls_faster_on_slow_networks(db):
 def test_advice_for_a_plan_that_does_not_fit(db):
     m = db.model("llama-2-13b")
     hw = Hardware(gpu=db.gpu("a100-sxm-80gb"))
-    setup = TrainingSetup(micro_batch=4, seq_len=4096, recipe="amp-bf16")
-    summary, changes = advise(m, hw, setup, ParallelPlan())
+    setup = TrainingSetup(seq_len=4096, recipe="amp-bf16", attention="sdpa")
+    summary, changes = advise(m, hw, setup, ParallelPlan(micro_batch=4, dp=1))
     assert not summary["fits"] and summary["over_bytes"] > 0
     assert changes and all(c.saves_bytes > 0 for c in changes)
     labels = [c.label for c in changes]
@@ -161,10 +174,11 @@ def test_search_rows_reproduce_with_their_estimate_command(name):
             assert est["cost"].get("usd") is None
         else:
             assert est["cost"]["usd"] == pytest.approx(p["cost"]["usd"], rel=1e-6)
-        # the row carries the full plan: every option the command needs
-        for k in ("model", "gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "dp", "zero", "sequence_parallel",
-                  "pp_schedule", "vp", "micro_batch", "global_batch", "seq_len", "recipe", "framework", "optimizer",
-                  "attention", "recompute", "fabric", "tokens", "price"):
+        # the row carries its training request: every option that differs from its default, so that the
+        # request it rebuilds is the row's (the checks above ran that request)
+        req = options.build(TrainingRequest, p["plan"])
+        assert options.given(req) == p["plan"]
+        for k in ("model", "gpus", "gpus_per_node", "global_batch", "seq_len", "recipe", "fabric", "tokens", "price"):
             assert k in p["plan"], k
         assert ("instance" in p["plan"]) != ("gpu" in p["plan"])
 
@@ -174,7 +188,8 @@ def test_search_finds_a_sequence_parallel_interleaved_plan_to_reproduce():
     assert any(p["parallel"]["sequence_parallel"] and p["parallel"]["pp_schedule"] == "interleaved"
                for p in j["plans"])
     cmd = next(p["estimate_command"] for p in j["plans"] if p["parallel"]["sequence_parallel"])
-    assert "--sequence-parallel" in cmd and "--pp-schedule interleaved" in cmd and "--vp 2" in cmd
+    # vp 2 is the default: the command gives it by leaving it out
+    assert "--sequence-parallel" in cmd and "--pp-schedule interleaved" in cmd and "--vp" not in cmd
 
 
 def test_search_prices_every_plan_at_one_basis_never_a_blend(db):
@@ -240,9 +255,8 @@ def test_device_overhead_is_one_formula(db):
     from planner_app.core.training.states import device_bytes, device_overhead
 
     m = db.model("llama-3.1-8b")
-    setup = TrainingSetup(micro_batch=1, seq_len=8192, global_batch=64, recipe="mixed-bf16", attention="flash",
-                          recompute="full", framework="megatron")
-    plan = ParallelPlan(tp=2, dp=4)
+    setup = TrainingSetup(seq_len=8192, global_batch=64, **MEGATRON)
+    plan = ParallelPlan(recompute="full", tp=2, dp=4)
     mem = training_memory(m, setup, plan, db.gpu("h100-sxm").capacity_bytes)
     over = device_overhead(np.array([mem.peak_bytes]), np.array([8.0]), np.array([True]))
     assert device_bytes(np.array([mem.peak_bytes]), over)[0] == mem.device_bytes

@@ -11,11 +11,15 @@ import shlex
 import pytest
 
 from planner_app.cli import main
-from planner_app.service.estimate import estimate_from_options
-from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.core.errors import InputError
+from planner_app.core.options import build, options_of
+from planner_app.core.requests import ScalingRequest, SearchRequest, TrainingRequest
+from planner_app.service.estimate import estimate_json
 from planner_app.service.resolve import default_attention, default_recipe
-from planner_app.service.scaling import ScalingRequest, run_scaling
-from planner_app.service.search import SearchRequest, run_search
+from planner_app.service.scaling import run_scaling
+from planner_app.service.search import run_search
+
+OPTION_DEFAULTS = {k: o.default for k, o in options_of(TrainingRequest).items()}
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 
@@ -50,33 +54,39 @@ def profile(tmp_path, monkeypatch):
 
 
 def _request(**kw):
-    base = dict(model="llama-2-7b", tokens=1e12, machines=(("gpu", "h200-sxm"),), max_gpus=16, seq_len=4096,
+    base = dict(model="llama-2-7b", tokens=1e12, gpu="h200-sxm", max_gpus=16, seq_len=4096,
                 global_batch=256, top=5)
-    return SearchRequest(**{**base, **kw})
+    return build(SearchRequest, {**base, **kw}, "search")
 
 
-def test_the_request_is_frozen():
+def test_the_request_is_frozen_and_checked():
     r = _request()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        r.tokens = 1.0
+        r.setup.tokens = 1.0
+    assert r.machines == (("gpu", "h200-sxm"),)
+    with pytest.raises(InputError, match="max_gpus"):
+        _request(max_gpus=-1)
+    with pytest.raises(InputError, match="not an option of search"):
+        _request(dp=2)
 
 
 def test_unset_workload_options_take_the_estimate_defaults(catalog):
     out = run_search(_request(), catalog)
     fw = OPTION_DEFAULTS["framework"]
     assert (out.framework, out.optimizer) == (fw, OPTION_DEFAULTS["optimizer"])
-    assert out.recipe == default_recipe(catalog.gpu("h200-sxm"), fw)
+    assert out.recipe == default_recipe(catalog.gpu("h200-sxm"), fw, OPTION_DEFAULTS["finetune"])
     assert out.attention == default_attention(fw)
     assert any(a.startswith(f"recipe {out.recipe} (default for H200 SXM with {fw}") for a in out.assumptions)
     row = out.result.plans[0]
-    assert {k: row["plan"][k] for k in ("recipe", "framework", "optimizer", "attention")} == \
-        {"recipe": out.recipe, "framework": fw, "optimizer": "adamw", "attention": out.attention}
+    # the row's plan states what the engine resolved (recipe, attention) and leaves defaults out
+    assert (row["plan"]["recipe"], row["plan"]["attention"]) == (out.recipe, out.attention)
+    assert "framework" not in row["plan"] and "optimizer" not in row["plan"]
     # the same workload through estimate, with only the row's layout given, gives the row
-    layout = {k: row["plan"][k] for k in row["plan"] if k not in ("recipe", "framework", "optimizer", "attention")}
-    est = estimate_from_options(layout, catalog)
+    layout = {k: v for k, v in row["plan"].items() if k not in ("recipe", "attention")}
+    est = estimate_json(layout, catalog)
     assert est["setup"]["recipe"] == out.recipe and est["setup"]["framework"] == fw
-    assert est["memory"]["peak_bytes"] == pytest.approx(row["memory"]["peak_bytes"], rel=1e-6)
-    assert est["time"]["step_s"] == pytest.approx(row["time"]["step_s"], rel=1e-6)
+    assert est["memory"]["peak_bytes"] == row["memory"]["peak_bytes"]
+    assert est["time"]["step_s"] == pytest.approx(row["time"]["step_s"], rel=1e-12)
 
 
 def test_given_options_are_kept(catalog):
@@ -88,22 +98,22 @@ def test_given_options_are_kept(catalog):
 def test_machines_whose_default_recipes_differ_each_take_their_own(catalog):
     """A V100 has no bf16 (fp16 autocast), an H100 does: each machine's rows carry its default,
     as ``estimate`` on that machine would, in one ranking."""
-    machines = (("gpu", "v100-sxm2-32gb"), ("gpu", "h100-sxm"))
-    out = run_search(_request(machines=machines, top=2000, max_gpus=8), catalog)
+    machines = ("v100-sxm2-32gb", "h100-sxm")
+    out = run_search(_request(gpu=",".join(machines), top=2000, max_gpus=8), catalog)
     by_gpu = {p["gpu"]: p["plan"]["recipe"] for p in out.result.plans}
     assert by_gpu == {"v100-sxm2-32gb": "amp-fp16", "h100-sxm": "amp-bf16"}
     days = [p["time"]["train_days"] for p in out.result.plans]
     assert days == sorted(days)
-    singles = [run_search(_request(machines=(m,), top=2000, max_gpus=8), catalog).result for m in machines]
+    singles = [run_search(_request(gpu=m, top=2000, max_gpus=8), catalog).result for m in machines]
     assert out.result.evaluated == sum(r.evaluated for r in singles)
     assert len(out.result.plans) == min(2000, sum(len(r.plans) for r in singles))
     for p in (out.result.plans[0], out.result.plans[-1]):
-        est = estimate_from_options(p["plan"], catalog)
+        est = estimate_json(p["plan"], catalog)
         assert est["time"]["step_s"] == pytest.approx(p["time"]["step_s"], rel=1e-6)
     front = [(p["time"]["train_s"], p["cost"][out.result.pareto_y]) for p in out.result.pareto]
     assert front == sorted(front) and all(a[1] > b[1] for a, b in zip(front, front[1:]))
     # a recipe given applies to all
-    assert {p["plan"]["recipe"] for p in run_search(_request(machines=machines, recipe="amp-fp16"),
+    assert {p["plan"]["recipe"] for p in run_search(_request(gpu=",".join(machines), recipe="amp-fp16"),
                                                      catalog).result.plans} == {"amp-fp16"}
 
 
@@ -132,7 +142,7 @@ def test_a_calibrated_search_row_is_its_calibrated_estimate(profile):
     _same_numbers(est, row)
     assert any("calibration profile 'lab'" in a for a in est["assumptions"])
     # the same layout uncalibrated: same memory, another step time; and the search differs too
-    bare = estimate_from_options({k: v for k, v in row["plan"].items() if k != "calibration"}, db)
+    bare = estimate_json({k: v for k, v in row["plan"].items() if k != "calibration"}, db)
     assert bare["memory"]["peak_bytes"] == pytest.approx(row["memory"]["peak_bytes"], rel=1e-6)
     assert bare["time"]["step_s"] != pytest.approx(row["time"]["step_s"], rel=1e-3)
     assert "calibration" not in plain.result.plans[0]["plan"]
@@ -145,21 +155,22 @@ def test_scaling_sees_the_calibration_profile(profile):
 
     db = open_catalog()
     opts = {"model": "llama-2-7b", "gpu": "h200-sxm", "tp": 2, "seq_len": 4096, "micro_batch": 1}
-    cal = run_scaling(ScalingRequest(options={**opts, "calibration": profile}, nodes=(1, 2, 4)), db)
-    plain = run_scaling(ScalingRequest(options=opts, nodes=(1, 2, 4)), db)
+    cal = run_scaling(build(ScalingRequest, {**opts, "calibration": profile, "nodes": "1,2,4"}), db)
+    plain = run_scaling(build(ScalingRequest, {**opts, "nodes": "1,2,4"}), db)
     (fab,) = cal.curves
     assert [p.step_s for p in cal.curves[fab]] != pytest.approx([p.step_s for p in plain.curves[fab]], rel=1e-3)
     assert any("calibration profile 'lab'" in a for a in cal.assumptions)
-    # the one-node point is the estimate of that plan (dp = GPUs per node / tp), calibrated alike
-    est = estimate_from_options({**opts, "calibration": profile, "dp": 4}, db)
-    assert cal.curves[fab][0].step_s == pytest.approx(est["time"]["step_s"], rel=1e-6)
+    # a plan smaller than a node scales in copies of itself: the first point is the plan's own
+    # estimate (2 GPUs, dp 1), calibrated alike, number for number
+    est = estimate_json({**opts, "calibration": profile}, db)
+    assert cal.gpus_per_node == 2 and cal.plan_nodes == 1
+    assert cal.curves[fab][0].step_s == est["time"]["step_s"]
     # and the CLI prints the service's curves
     j = cli_json("scaling", "--model", "llama-2-7b", "--gpu", "h200-sxm", "--tp", "2", "--seq-len", "4096",
                  "--nodes", "1,2,4", "--calibration", profile, "--json")
     assert [p["step_s"] for p in j["curves"][fab]] == [p.step_s for p in cal.curves[fab]]
 
 
-def test_scaling_refuses_an_inference_plan(catalog):
-    with pytest.raises(ValueError, match="mode"):
-        run_scaling(ScalingRequest(options={"model": "llama-2-7b", "gpu": "h100-sxm", "mode": "inference"}),
-                    catalog)
+def test_scaling_refuses_an_inference_plan():
+    with pytest.raises(InputError, match="mode"):
+        build(ScalingRequest, {"model": "llama-2-7b", "gpu": "h100-sxm", "mode": "inference"})

@@ -12,10 +12,17 @@ from planner_app.cli import main
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.serving import engine as sv
-from planner_app.service.serving import ServeRequest, run_serve
-from planner_app.service.serving_search import run_slo_search
+from planner_app.core.requests import ServeRequest
+from serve_case import run_serve, run_slo_search  # noqa: E402 (tests/unit is on sys.path)
 
 CONFIGS = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs")
+
+
+def _dep(**kw):
+    """A one-GPU vLLM deployment (the serving engine's layout), ``kw`` changed."""
+    base = dict(tp=1, pp=1, ep=1, attention_dp=1, replicas=1, weight_bytes=2.0, kv_bytes=2.0,
+                gmu=sv.GPU_MEMORY_UTILIZATION, max_num_seqs=256, max_batched_tokens=2048)
+    return sv.Deployment(**{**base, **kw})
 
 
 def test_kv_pool_by_hand_llama_8b_h100(db):
@@ -105,7 +112,7 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     assert s.experts == 8 and s.top_k == 2
     hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
     dev = sv.device_for(hw, 16, per_node)
-    d = sv.Deployment(tp=1, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
+    d = _dep(tp=1, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
     # at one token and a short context the step is bound by reading the dense weights (at the
     # element-wise bandwidth) and 2 of 8 experts (streamed by the grouped GEMM at its own fraction,
     # compute.GROUPED_GEMM_STREAM_BW_FRACTION, in two calls per layer of GROUPED_GEMM_CALL_S, whose kernel
@@ -133,12 +140,12 @@ def test_moe_decode_reads_the_experts_a_batch_touches(db):
     # the outputs per MoE layer (the engines' default allgather_reducescatter)
     from planner_app.core.hardware import network
 
-    dep = sv.Deployment(tp=1, ep=2, attention_dp=2, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
+    dep = _dep(tp=1, ep=2, attention_dp=2, max_num_seqs=1024, max_batched_tokens=8192, step_overhead_s=0.0)
     parts = sv.step_parts(s, dev, dep, 64.0, 0.0, 16.0, 0.0)
     gather = network.all_gather_s(64 * 2 * s.hidden * 2.0, 2, dev.topo)
     assert parts["communication"] == pytest.approx(2 * s.moe_layers * gather)
-    assert sv.step_parts(s, dev, sv.Deployment(tp=2, ep=2), 64.0, 0.0, 16.0, 0.0)["communication"] == pytest.approx(
-        sv.step_parts(s, dev, sv.Deployment(tp=2), 64.0, 0.0, 16.0, 0.0)["communication"])
+    assert sv.step_parts(s, dev, _dep(tp=2, ep=2), 64.0, 0.0, 16.0, 0.0)["communication"] == pytest.approx(
+        sv.step_parts(s, dev, _dep(tp=2), 64.0, 0.0, 16.0, 0.0)["communication"])
 
 
 def test_mla_decode_attends_in_the_latent_space(db):
@@ -153,7 +160,7 @@ def test_mla_decode_attends_in_the_latent_space(db):
     assert s.q_width + s.attn_out_width == 128 * (192 + 128)  # prefill stays in the MHA form
     hw, per_node, _ = resolve_hardware(db, gpu="H200")
     dev = sv.device_for(hw, 8, per_node)
-    d = sv.Deployment(tp=1, ep=8, attention_dp=8, weight_bytes=1.0, kv_bytes=1.0, step_overhead_s=0.0)
+    d = _dep(tp=1, ep=8, attention_dp=8, weight_bytes=1.0, kv_bytes=1.0, step_overhead_s=0.0)
     dec, ctx = 512.0, 32768.0
     flops = 2.0 * s.layers * 128 * (2 * 512 + 64) * dec * m.attended_context(ctx)
     assert sv.step_time_s(s, dev, d, dec, 0.0, ctx, 0.0) > flops / (dev.attn_peak_tflops * 1e12)
@@ -190,7 +197,7 @@ def test_sliding_window_caps_the_kv_a_request_holds(db):
     m = db.model("mistral-7b")
     assert m.sliding_window
     hw, _, _ = resolve_hardware(db, gpu="H100 SXM")
-    d = sv.Deployment(max_num_seqs=100000, max_batched_tokens=8192)
+    d = _dep(max_num_seqs=100000, max_batched_tokens=8192)
     windowed = sv.capacity(sv.model_shape(m), d, hw.gpu.capacity_bytes, 30000, 2000)
     full = sv.capacity(sv.model_shape(m.with_changes(sliding_window=0)), d, hw.gpu.capacity_bytes, 30000, 2000)
     assert windowed["kv_cache_tokens"] == full["kv_cache_tokens"]  # the same pool
@@ -289,7 +296,7 @@ def test_prefill_heavy_throughput_respects_the_compute_bound(db):
                                  weights_dtype="fp8", kv_dtype="fp8"), db)
     from planner_app.core.hardware.compute import default_efficiency
     fp8_rate = min(gpu.fp8_tflops, gpu.bf16_tflops * sv.FP8_GEMM_SPEEDUP_OVER_BF16)
-    bound = fp8_rate * 1e12 * default_efficiency(gpu).gemm_max / (2 * m.params_active * 2048 / 128)
+    bound = fp8_rate * 1e12 * default_efficiency(gpu, "pytorch").gemm_max / (2 * m.params_active * 2048 / 128)
     assert out["saturated"]
     assert out["output_tokens_per_s"] <= bound
     assert out["output_tokens_per_s"] > 0.5 * bound  # and prefill-bound, not starved
@@ -365,8 +372,8 @@ def test_engines_that_fuse_the_activation_move_fewer_bytes(db):
     s = sv.model_shape(db.model("llama-3.1-8b"))
     hw, per_node, _ = resolve_hardware(db, gpu="H200")
     dev = sv.device_for(hw, 16, per_node)
-    fused = sv.Deployment(step_overhead_s=0.0, fused_act=True)
-    plain = sv.Deployment(step_overhead_s=0.0, fused_act=False)
+    fused = _dep(step_overhead_s=0.0, fused_act=True)
+    plain = _dep(step_overhead_s=0.0, fused_act=False)
     t_f = sv.step_time_s(s, dev, fused, 0.0, 4096.0, 0.0, 2048.0)
     t_p = sv.step_time_s(s, dev, plain, 0.0, 4096.0, 0.0, 2048.0)
     bw = hw.gpu.mem_bw_gb_s * 1e9 * dev.eff.bw_elementwise
@@ -418,9 +425,9 @@ def test_attention_dp_ranks_wait_for_the_one_carrying_a_prefill(db):
     dev = sv.device_for(hw, 8, per_node)
     kw = dict(tp=1, ep=1, weight_bytes=1.0, kv_bytes=1.0, max_num_seqs=256, max_batched_tokens=8192,
               step_overhead_s=0.0)
-    _, tpot8, _, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=8, **kw), 512.0, 1024.0, 1024.0)
-    _, tpot1, _, _ = sv._running_state(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
-    t_dec = sv.step_time_s(s, dev, sv.Deployment(attention_dp=1, **kw), 64.0, 0.0, 1536.0, 512.0)
+    _, tpot8, _, _ = sv._running_state(s, dev, _dep(attention_dp=8, **kw), 512.0, 1024.0, 1024.0)
+    _, tpot1, _, _ = sv._running_state(s, dev, _dep(attention_dp=1, **kw), 64.0, 1024.0, 1024.0)
+    t_dec = sv.step_time_s(s, dev, _dep(attention_dp=1, **kw), 64.0, 0.0, 1536.0, 512.0)
     assert t_dec < tpot1 < tpot8
 
 
@@ -430,7 +437,7 @@ def test_an_empty_moe_step_is_finite(db):
 
     s = sv.model_shape(db.model("mixtral-8x7b"))
     hw, per_node, _ = resolve_hardware(db, gpu="H100 SXM")
-    t = sv.step_time_s(s, sv.device_for(hw, 16, per_node), sv.Deployment(step_overhead_s=0.0), 0.0, 0.0, 16.0, 0.0)
+    t = sv.step_time_s(s, sv.device_for(hw, 16, per_node), _dep(step_overhead_s=0.0), 0.0, 0.0, 16.0, 0.0)
     assert np.isfinite(t) and t > 0
 
 
@@ -441,7 +448,7 @@ def test_step_parts_sum_to_the_step_and_count_each_kernel(db):
 
     hw, per_node, _ = resolve_hardware(db, gpu="H200")
     dev = sv.device_for(hw, 16, per_node)
-    d = sv.Deployment(step_overhead_s=0.4e-3)
+    d = _dep(step_overhead_s=0.4e-3)
     dense = sv.model_shape(db.model("llama-3.1-8b"))
     moe = sv.model_shape(load_hf_config(os.path.join(CONFIGS, "qwen3-30b-a3b.json")))
     for s in (dense, moe):
@@ -469,14 +476,14 @@ def test_trtllm_steps_wait_for_the_host_at_thousands_of_requests(db):
     s = sv.model_shape(load_hf_config(os.path.join(CONFIGS, "qwen3-30b-a3b.json")))
     e = sv.ENGINES["trtllm"]
     assert e.host_s_per_request == pytest.approx(45.11e-3 / 1536)
-    d = sv.Deployment(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0, step_overhead_s=e.step_overhead_s,
+    d = _dep(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0, step_overhead_s=e.step_overhead_s,
                       fused_act=True, host_s_per_request=e.host_s_per_request)
     big = sv.step_parts(s, dev, d, 2048.0, 0.0, 256.0, 0.0)
     assert big["host_wait"] > 0
     assert sum(big.values()) == pytest.approx(2048 * e.host_s_per_request)
     small = sv.step_parts(s, dev, d, 16.0, 0.0, 256.0, 0.0)
     assert small["host_wait"] == 0.0
-    vllm = sv.Deployment(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0)
+    vllm = _dep(weight_bytes=sv.SERVE_WEIGHT_BYTES["fp4"], kv_bytes=1.0)
     assert sv.step_parts(s, dev, vllm, 2048.0, 0.0, 256.0, 0.0)["host_wait"] == 0.0
     out = run_serve(ServeRequest(model=os.path.join(CONFIGS, "qwen3-30b-a3b.json"), gpu="B200", isl=128, osl=128,
                                  concurrency=100000, weights_dtype="fp4", kv_dtype="fp8", engine="trtllm",
@@ -539,7 +546,7 @@ def test_a_deployment_carries_every_engine_constant():
     assert consts == set(sv.ENGINE_STEP_FIELDS) <= {f.name for f in dataclasses.fields(sv.Deployment)}
     for name, e in sv.ENGINES.items():
         assert sv.engine_fields(name) == {k: getattr(e, k) for k in consts}
-    assert {k: getattr(sv.Deployment(), k) for k in consts} == sv.engine_fields("vllm")
+    assert {k: getattr(_dep(), k) for k in consts} == sv.engine_fields("vllm")
 
 
 def test_trtllm_takes_its_kv_fraction_of_the_memory_left_free(db):

@@ -9,8 +9,9 @@ from planner_app.cli import main
 from planner_app.core.errors import InputError
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving import support
-from planner_app.service.serving import ServeRequest, run_serve
-from planner_app.service.serving_search import request_for_search, run_slo_search
+from planner_app.core.requests import ServeRequest
+from planner_app.core.serving.search import request_for_search
+from serve_case import run_serve, run_slo_search  # noqa: E402 (tests/unit is on sys.path)
 from planner_app.specdb.catalog import shipped_db
 from planner_app.specdb.schema import SpecDataError
 
@@ -142,7 +143,7 @@ def test_slo_search_keeps_every_precision_where_all_run(db):
 
 
 def test_slo_search_on_a_gpu_of_unknown_architecture_tries_everything_and_says_so(db):
-    from planner_app.service.serving_search import search_dtypes
+    from planner_app.core.serving.search import search_dtypes
     gpu = dataclasses.replace(db.gpu("a100-sxm-80gb"), arch="")
     wds, kds, notes = search_dtypes(gpu, "trtllm")
     assert wds == ["bf16", "fp8", "int4"] and kds == list(sv.SERVE_KV_DTYPES)

@@ -12,7 +12,7 @@ import pytest
 from planner_app.cli import main
 from planner_app.paths import spec_data_dir
 from planner_app.probe.verdicts import all_verdicts
-from planner_app.service.estimate import estimate_from_options
+from planner_app.service.estimate import estimate_json
 from planner_app.service.pricing import STALE_AFTER_DAYS, PriceSource
 
 PRICE_COLS = ("price_on_demand_hr", "price_1yr_hr", "price_3yr_hr", "price_spot_hr")
@@ -135,12 +135,12 @@ def test_specs_instances_json_lists_the_china_rows_with_currency(capsys):
 @pytest.mark.parametrize("gpu", NEW_GPUS)
 def test_estimate_runs_for_each_new_gpu(db, gpu):
     spec = db.gpu(gpu)
-    out = estimate_from_options({"model": "llama-3.1-8b", "gpu": gpu, "gpus": 8, "zero": 3, "micro_batch": 1,
+    out = estimate_json({"model": "llama-3.1-8b", "gpu": gpu, "gpus": 8, "zero": 3, "micro_batch": 1,
                                  "seq_len": 2048, "tokens": 1e9}, db)
     t = out["time"]
     assert t["step_s"] > 0 and t["tokens_per_s"] > 0
     assert 0 < t["tflops_per_gpu"] < spec.bf16_tflops  # below the datasheet's dense rate
-    inf = estimate_from_options({"mode": "inference", "model": "llama-3.1-8b", "gpu": gpu, "batch": 8}, db)
+    inf = estimate_json({"mode": "inference", "model": "llama-3.1-8b", "gpu": gpu, "batch": 8}, db)
     assert inf["time"]["decode_tokens_per_s"] > 0
 
 
@@ -175,12 +175,13 @@ def test_a_usd_price_names_its_currency_and_date_and_no_rate(capsys):
 
 def test_price_age_and_staleness():
     today = dt.date(2026, 12, 1)
-    old = PriceSource("CNY", "2024-12-31")
+    old = PriceSource("CNY", "2024-12-31", 7.10, False)
     assert old.age_days(today) == 700 and "may be stale" in old.describe(today)
-    fresh = PriceSource("USD", "2026-11-01")
+    fresh = PriceSource("USD", "2026-11-01", 7.10, False)
     assert fresh.age_days(today) == 30 and "stale" not in fresh.describe(today)
     assert STALE_AFTER_DAYS == 365
-    assert PriceSource("CNY", "").age_days(today) is None and "undated" in PriceSource("CNY", "").describe(today)
+    undated = PriceSource("CNY", "", 7.10, False)
+    assert undated.age_days(today) is None and "undated" in undated.describe(today)
 
 
 # ---- probe verdicts without NVML -----------------------------------------------------------

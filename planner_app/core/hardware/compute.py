@@ -145,7 +145,7 @@ def gpu_family(gpu) -> str:
     return "other"
 
 
-def default_efficiency(gpu, framework: str = "pytorch") -> Efficiency:
+def default_efficiency(gpu, framework: str) -> Efficiency:
     fam = gpu_family(gpu)
     return Efficiency(gemm_max=FAMILY_GEMM_MAX.get(fam, 0.72), launch_s=FRAMEWORK_LAUNCH_S.get(framework, 4e-6),
                       source=f"defaults for {fam} GPUs" + (" (measured on an H200)" if fam == "hopper" else ""))
@@ -363,7 +363,7 @@ def bnb_8bit_step_s(params_local, tensors_local, optimizer: str, gpu):
 
 
 def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff: Efficiency,
-                     impl: str = "foreach", tensors_local=0):
+                     impl: str, tensors_local):
     """Memory-bound optimizer step: element accesses per parameter x bytes / bandwidth, plus
     OPTIMIZER_STEP_LAUNCHES kernel launches; ``params_local``: a number or a column;
     ``tensors_local``: the parameter tensors it steps (bitsandbytes pays per tensor).

@@ -36,7 +36,7 @@ class Hardware:
     gpu: GpuSpec
     intra: FabricSpec | None = None  # link inside a node (NVLink or PCIe)
     inter: FabricSpec | None = None  # network between nodes
-    nics_per_node: int = 0
+    nics_per_node: int | None = None  # None: one (the topology's floor)
     instance: InstanceSpec | None = None
     calibration: Calibration | None = None
 

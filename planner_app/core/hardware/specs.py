@@ -127,7 +127,7 @@ class InstanceSpec:
     ram_gb: float = 0.0
     local_nvme_gb: float = 0.0
     network_gbit_s: float = 0.0
-    fabric: str = "ethernet"
+    network: str = "unknown"  # the network as the provider names it (the spec data's fabric column)
     fabric_id: str = "eth-100"
     nics: int = 1
     intra_node_link: str = "pcie4"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES
-from planner_app.core.training.setup import KV_BYTES, WEIGHT_BYTES, InferenceSetup
+from planner_app.core.inference.setup import KV_BYTES, WEIGHT_BYTES, InferenceSetup
 from planner_app.core.training.states import FRAGMENTATION
 
 # Quantised weights carry scales: int4/fp8 group-wise scales (e.g. AWQ/GPTQ group 128 with
@@ -40,7 +40,7 @@ class InferenceMemory:
         return None if self.capacity_bytes is None else self.device_bytes <= self.capacity_bytes
 
 
-def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
+def kv_bytes_per_token(model, kv_dtype: str, tp: int) -> float:
     """Bytes of KV cache per token of one sequence, all layers, on one of ``tp`` GPUs."""
     b = KV_BYTES[kv_dtype]
     if model.arch == "deepseek":
@@ -50,7 +50,7 @@ def kv_bytes_per_token(model, kv_dtype: str, tp: int = 1) -> float:
     return model.layers * 2 * kv_heads_per_gpu * model.head_dim * b
 
 
-def weight_bytes(model, weights_dtype: str, tp: int = 1) -> float:
+def weight_bytes(model, weights_dtype: str, tp: int) -> float:
     """Weights in the serving dtype. Quantisation applies to the layers' GEMM weights; the
     embeddings, the output layer and norms stay 16-bit (as AWQ/GPTQ/FP8 checkpoints keep them)."""
     quantised = model.linear_weight_params() - model.vocab * model.hidden
@@ -59,12 +59,13 @@ def weight_bytes(model, weights_dtype: str, tp: int = 1) -> float:
     return (quantised * per + rest * 2.0) / tp
 
 
-def prefill_logits_bytes(model, setup: InferenceSetup, tp: int = 1) -> float:
+def prefill_logits_bytes(model, setup: InferenceSetup) -> float:
     """Logits of the prefill. A hand-written ``model(input_ids)`` loop gets them for every prompt
     token (16-bit, vocab split by TP). transformers 5.x ``generate()`` asks for the last position
     only (``logits_to_keep=1``, generation/utils.py) and copies them to fp32
     (``outputs.logits[:, -1, :].to(dtype=torch.float32)``)."""
-    if setup.api == "generate":
+    tp = setup.tp
+    if setup.inference_api == "generate":
         return setup.batch * model.vocab * (2 + 4) / tp
     return setup.batch * setup.prompt_len * model.vocab * 2 / tp
 
@@ -88,8 +89,9 @@ def prefill_live_width(model) -> float:
 HF_FORWARD_HELD_HIDDEN = 2
 
 
-def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: float | None = None) -> InferenceMemory:
+def inference_memory(model, setup: InferenceSetup, capacity_bytes: float | None = None) -> InferenceMemory:
     """Peak memory of serving ``setup.batch`` sequences of ``context_len`` tokens."""
+    tp = setup.tp
     if not model.is_transformer:
         raise InputError("mode", "inference sizing needs a transformer model")
     if model.heads % tp:
@@ -100,7 +102,7 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
     kv_tok = kv_bytes_per_token(model, setup.kv_dtype, tp)
     kv = kv_tok * cached * setup.batch
     prompt_tokens = setup.batch * setup.prompt_len
-    logits = prefill_logits_bytes(model, setup, tp)
+    logits = prefill_logits_bytes(model, setup)
     acts = prompt_tokens * (prefill_live_width(model) + HF_FORWARD_HELD_HIDDEN * model.hidden) * 2 / tp
     # Two candidate peaks. The prefill's: the prompt's cache plus the larger of one layer's
     # intermediates and the logits at its end (nothing is kept between layers without autograd). The
@@ -122,29 +124,29 @@ def inference_memory(model, setup: InferenceSetup, tp: int = 1, capacity_bytes: 
                            device_bytes=device, capacity_bytes=capacity_bytes)
 
 
-def largest_batch(model, setup: InferenceSetup, tp: int, capacity_bytes: float) -> int:
+def largest_batch(model, setup: InferenceSetup, capacity_bytes: float) -> int:
     """The largest number of concurrent sequences whose peak fits (0 if none)."""
     from dataclasses import replace
 
     lo, hi = 0, 1
-    while hi <= 1 << 20 and inference_memory(model, replace(setup, batch=hi), tp, capacity_bytes).fits:
+    while hi <= 1 << 20 and inference_memory(model, replace(setup, batch=hi), capacity_bytes).fits:
         lo, hi = hi, hi * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if inference_memory(model, replace(setup, batch=mid), tp, capacity_bytes).fits:
+        if inference_memory(model, replace(setup, batch=mid), capacity_bytes).fits:
             lo = mid
         else:
             hi = mid
     return lo
 
 
-def longest_context(model, setup: InferenceSetup, tp: int, capacity_bytes: float) -> int:
+def longest_context(model, setup: InferenceSetup, capacity_bytes: float) -> int:
     """The longest prompt + generated length that fits at the setup's batch (0 if none)."""
     from dataclasses import replace
 
     def fits(n):
         prompt = max(1, n - setup.new_tokens) if n > setup.new_tokens else 1
-        return inference_memory(model, replace(setup, prompt_len=prompt, new_tokens=max(1, n - prompt)), tp,
+        return inference_memory(model, replace(setup, prompt_len=prompt, new_tokens=max(1, n - prompt)),
                                 capacity_bytes).fits
 
     lo, hi = 0, 256

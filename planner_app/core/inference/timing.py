@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from planner_app.core.hardware import network
 from planner_app.core.inference.memory import kv_bytes_per_token, weight_bytes
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, hourly_prices_usd
+from planner_app.core.inference.setup import InferenceSetup
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving.support import gemm_bits
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.training.activations import model_profiles
 
 # Hugging Face eager decoding (model.generate() or a hand-written loop over model(...)): each op of a
@@ -44,7 +43,8 @@ def cudnn_sdpa_first_call_s(gpu, attention: str) -> float:
     return CUDNN_SDPA_GRAPH_BUILD_S if attention == "sdpa" and gpu.compute_capability in CUDNN_SDPA_ARCHS else 0.0
 
 
-def _prefill_s(model, setup, tp, peak, eff, bw):
+def _prefill_s(model, setup, peak, eff, bw):
+    tp = setup.tp
     b = setup.batch
     prompt_tokens = b * setup.prompt_len
     attn_prefill = model.layers * 2 * (model.q_width + model.attn_out_width) * setup.prompt_len / 2
@@ -53,17 +53,18 @@ def _prefill_s(model, setup, tp, peak, eff, bw):
     return max(prefill_flops / (peak * 1e12 * eff.gemm_max), w / bw) + model.layers * 8 * eff.launch_s
 
 
-def inference_time(model, hw, setup, tp: int = 1) -> dict:
+def inference_time(model, hw, setup: InferenceSetup) -> dict:
     """Prefill (compute-bound roofline) and Hugging Face eager decoding: per token the slower of the
     GPU (weights or FLOPs, the KV cache read by attention and copied by DynamicCache, a floor per
     kernel) and the host (one eager dispatch per traced op, plus generate()'s loop)."""
+    tp = setup.tp
     gpu = hw.gpu
     eff = hw.efficiency("pytorch")
     bits = 8 if setup.weights_dtype in ("fp8", "int8") else 16
     peak = gpu.peak_tflops(bits)
     bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise
     b = setup.batch
-    prefill_s = _prefill_s(model, setup, tp, peak, eff, bw)
+    prefill_s = _prefill_s(model, setup, peak, eff, bw)
     # kernels per token: the traced forward of each layer kind (layers_hf), embedding and head
     prof = model_profiles(model, "lp", 2, "eager" if setup.attention == "eager" else "sdpa", "pytorch",
                           False, False, False, None)
@@ -81,7 +82,7 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
     t_mem = (w + (1.0 + DYNAMIC_CACHE_COPIES) * kv_bytes) / bw
     t_cmp = decode_flops / (peak * 1e12 * eff.gemm_max)
     gpu_s = max(t_mem, t_cmp) + kernels * EAGER_KERNEL_FLOOR_S
-    host_s = kernels * eff.launch_s + (HF_GENERATE_HOST_S_PER_TOKEN if setup.api == "generate" else 0.0)
+    host_s = kernels * eff.launch_s + (HF_GENERATE_HOST_S_PER_TOKEN if setup.inference_api == "generate" else 0.0)
     tp_comm = 0.0
     if tp > 1:
         topo = hw.topology(max(tp, 8))
@@ -98,45 +99,16 @@ def inference_time(model, hw, setup, tp: int = 1) -> dict:
             "decode_bound": bound, "end_to_end_s": prefill_s + setup.new_tokens * per_token_s}
 
 
-def serving_engine_decode_s(model, hw, setup, tp: int) -> float:
+def serving_engine_decode_s(model, hw, setup: InferenceSetup) -> float:
     """One decode step of the same batch in a serving engine (core/serving.step_time_s, vLLM's per-step
     overhead), for the comparison the inference estimate states."""
+    tp = setup.tp
     wd = setup.weights_dtype if setup.weights_dtype in sv.SERVE_WEIGHT_BYTES else "bf16"  # fp16: 2 bytes too
     kd = setup.kv_dtype if setup.kv_dtype in sv.SERVE_KV_BYTES else "bf16"
     dev = sv.device_for(hw, gemm_bits(hw.gpu, wd, sv.GEMM_BITS[wd]), max(tp, 8))
-    d = sv.Deployment(tp=tp, weight_bytes=sv.SERVE_WEIGHT_BYTES[wd], kv_bytes=sv.SERVE_KV_BYTES[kd],
-                      **sv.engine_fields("vllm"))
+    seqs, tokens = sv.engine_defaults(hw.gpu.capacity_bytes, hw.gpu.id + " " + hw.gpu.name)
+    d = sv.Deployment(tp=tp, pp=1, ep=1, attention_dp=1, replicas=1, weight_bytes=sv.SERVE_WEIGHT_BYTES[wd],
+                      kv_bytes=sv.SERVE_KV_BYTES[kd], gmu=sv.GPU_MEMORY_UTILIZATION, max_num_seqs=seqs,
+                      max_batched_tokens=tokens, **sv.engine_fields("vllm"))
     ctx = setup.prompt_len + setup.new_tokens / 2
     return float(sv.step_time_s(sv.model_shape(model), dev, d, float(setup.batch), 0.0, ctx, 0.0))
-
-
-def add_inference_time(out: dict, model, hw, setup, tp: int, overrides) -> None:
-    t = inference_time(model, hw, setup, tp)
-    t["tokens_per_s_per_gpu"] = t["decode_tokens_per_s"] / tp
-    out["time"] = t
-    out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-        "Engine", "inference speed of Hugging Face transformers run eagerly ({api}): per token the slower of the "
-                  "GPU (weights, the KV cache read by attention and copied again by DynamicCache) and the host "
-                  "(one Python dispatch per op, {host_us:.0f} us each), at key lengths the process has met before"),
-        api=setup.api,
-        host_us=hw.efficiency("pytorch").launch_s * 1e6))
-    engine_s = serving_engine_decode_s(model, hw, setup, tp)
-    t["serving_engine_decode_s_per_token"] = engine_s
-    out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-        "Engine", "for comparison, the time a serving engine (vLLM: CUDA graphs, fused kernels) takes per token for "
-                  "the same batch on the same GPUs is given beside it; gpu-planner serve sizes it under load")))
-    if t["decode_s_per_token_first_call"] > t["decode_s_per_token"]:
-        out["assumptions"].append(Text(QT_TRANSLATE_NOOP(
-            "Engine", "a call at new lengths is slower: SDPA's cuDNN backend (PyTorch's choice on this GPU) builds a "
-                      "graph for every new key length, about {ms:.0f} ms more per token (the first-call time); later "
-                      "calls at the same lengths run at the warm rate"), ms=CUDNN_SDPA_GRAPH_BUILD_S * 1e3))
-    cost = {}
-    if hw.instance is not None:
-        per_hour = hourly_prices_usd(hw.instance.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))
-        price = per_hour.get("on_demand") or next((v for v in per_hour.values() if v is not None), None)
-        if price is not None:
-            gpus_per_inst = hw.instance.gpu_count
-            usd_per_gpu_hour = price / gpus_per_inst
-            cost["usd_per_million_tokens"] = usd_per_gpu_hour * tp / (t["decode_tokens_per_s"] * 3600) * 1e6
-            cost["usd_per_hour"] = usd_per_gpu_hour * tp
-    out["cost"] = cost

@@ -58,7 +58,7 @@ def forward_flops_per_token(model, seq_len: int) -> float:
     return dense + moe + attn + head
 
 
-def training_flops_per_token(model, seq_len: int, recompute: str = "none", lora=None) -> tuple[float, float]:
+def training_flops_per_token(model, seq_len: int, recompute: str, lora) -> tuple[float, float]:
     """(model FLOPs, hardware FLOPs) per trained token: 3x forward, plus recomputation.
 
     LoRA (``lora``: a core/lora.LoraSpec) runs what it trains: the forward, the frozen base's

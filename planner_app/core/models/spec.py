@@ -14,7 +14,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner_app.core.errors import InputError, require_choice, require_float, require_int
+from planner_app.core.errors import (
+    InputError,
+    require_choice,
+    require_float,
+    require_int,
+)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
 
 ARCHS = ("gpt2", "llama", "bert", "moe", "deepseek", "cnn")

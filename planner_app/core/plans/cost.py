@@ -55,7 +55,7 @@ class PriceMix:
 DEFAULT_MIX = PriceMix(on_demand=0.2, reserved_1yr=0.8)
 
 
-def to_usd(amount: float | None, currency: str, cny_per_usd: float = DEFAULT_CNY_PER_USD) -> float | None:
+def to_usd(amount: float | None, currency: str, cny_per_usd: float) -> float | None:
     if amount is None:
         return None
     if currency == "USD":
@@ -67,9 +67,40 @@ def to_usd(amount: float | None, currency: str, cny_per_usd: float = DEFAULT_CNY
     raise InputError("currency", f"must be USD or CNY, got {currency!r}")
 
 
-def hourly_prices_usd(prices, cny_per_usd: float = DEFAULT_CNY_PER_USD) -> dict:
-    """Per instance-hour prices in USD; None where unknown."""
-    return {k: to_usd(getattr(prices, k), prices.currency, cny_per_usd) for k in PRICE_KINDS}
+def cny_rate(cny_per_usd: float | None) -> float:
+    """The CNY per USD rate a conversion uses: the user's, else the built-in one."""
+    return DEFAULT_CNY_PER_USD if cny_per_usd is None else cny_per_usd
+
+
+def hourly_prices_usd(prices, cny_per_usd: float | None) -> dict:
+    """Per instance-hour prices in USD; None where unknown. ``cny_per_usd`` None: the built-in rate."""
+    rate = cny_rate(cny_per_usd)
+    return {k: to_usd(getattr(prices, k), prices.currency, rate) for k in PRICE_KINDS}
+
+
+FIRST_KNOWN = "first known price"  # the basis of a cost at no asked basis and no on-demand price
+
+
+@dataclass(frozen=True)
+class PriceChoice:
+    """How a plan is priced: ``basis`` (a price kind; None: on-demand, else the first known price),
+    the blend ``mix`` a cost is also shown at, and the CNY rate (None: the built-in 7.10)."""
+
+    basis: str | None
+    mix: PriceMix
+    cny_per_usd: float | None
+
+    def hourly(self, prices) -> tuple[float | None, str | None]:
+        """The one pricing rule: (USD per instance-hour, its basis). Asked for a basis: that price or
+        none (a cost names its basis; never another price in its place); not asked: on-demand, else
+        the first known price."""
+        per_hour = hourly_prices_usd(prices, self.cny_per_usd)
+        if self.basis is not None:
+            return per_hour.get(self.basis), self.basis
+        if per_hour.get("on_demand") is not None:
+            return per_hour["on_demand"], "on_demand"
+        known = next((v for v in per_hour.values() if v is not None), None)
+        return (known, FIRST_KNOWN) if known is not None else (None, None)
 
 
 def mix_price(per_hour: dict, mix: PriceMix) -> float | None:

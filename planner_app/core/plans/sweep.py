@@ -3,36 +3,39 @@ search (10^5-10^6 configurations per second). It runs the very step timeline of
 ``memory.training_memory`` (``memory.stage_timeline`` and its steps, array-generic) on columns,
 keeping the peak only; tests/unit/test_engine_equality.py checks the two agree.
 
-Configurations vary micro-batch, sequence length, every parallel degree, ZeRO stage,
-sequence parallelism, recomputation and gradient accumulation; the model, recipe,
-optimizer, attention kernel, framework and offload are fixed per call. Only the choice of
-layer profile per column (selective recomputation, sliding-window mask) and the evaluation
-of the profiles' events as totals are specific to columns.
+Configurations (a ``Layout`` of columns) vary micro-batch, sequence length, every parallel
+degree, ZeRO stage, sequence parallelism, recomputation and gradient accumulation; the setup
+(recipe, optimizer, attention kernel, framework, offload, fine-tuning) is fixed per call. Only the
+choice of layer profile per column (selective recomputation, sliding-window mask) and the
+evaluation of the profiles' events as totals are specific to columns.
 """
 from __future__ import annotations
+
+from dataclasses import fields, replace
 
 import numpy as np
 
 from planner_app.core.arrays import is_array
+from planner_app.core.memo import IdentityMemo
 from planner_app.core.models.trace import SLOTS, W, factors
 from planner_app.core.training.activations import model_profiles, window_mask
-from planner_app.core.training.memory import Layout, _compact, stage_timeline
-from planner_app.core.training.setup import recipe_bytes
+from planner_app.core.training.memory import MEMO_ENTRIES, _compact, stage_timeline
+from planner_app.core.training.setup import Layout, TrainingSetup, recipe_bytes
 from planner_app.core.training.states import stage_layers
 
 CHUNK = 1 << 15  # configurations per block: keeps the temporaries in the CPU caches
 _ZERO_SPLIT = {"cache": 0.0, "grads": 0.0, "other": 0.0}
 
-_TOTALS: dict = {}
+_TOTALS = IdentityMemo(MEMO_ENTRIES)
 
 
 def _totals_matrix(p):
     """Rows whose product with the factors gives saved, saved (W slot), output, checkpointed
     input, then the total of every undominated fwd, no-grad and bwd event; and each event
     group's (start, count)."""
-    hit = _TOTALS.get(id(p))
-    if hit is not None and hit[0] is p:
-        return hit[1], hit[2]
+    hit = _TOTALS.get(p)
+    if hit is not None:
+        return hit
     w_only = np.zeros(SLOTS)
     w_only[W] = p.saved[W]
     rows, spans = [p.saved, w_only, p.output, p.ckpt_input], []
@@ -40,8 +43,9 @@ def _totals_matrix(p):
         tot = _compact(events).sum(axis=1)
         spans.append((len(rows), len(tot)))
         rows.extend(tot)
-    _TOTALS[id(p)] = (p, np.array(rows), spans)
-    return _TOTALS[id(p)][1], spans
+    m = np.array(rows)
+    _TOTALS.put(p, (m, spans))
+    return m, spans
 
 
 def _evaluate(p, f: np.ndarray) -> dict:
@@ -63,13 +67,13 @@ class _Columns:
         self.fwd, self.nograd, self.bwd = ({"act": d[k], **_ZERO_SPLIT} for k in ("fwd", "nograd", "bwd"))
 
 
-def profile_variants(model, rb, attention, framework, recipe, seq_len, selective, lora=None):
+def profile_variants(model, rb, setup: TrainingSetup, seq_len, selective, lora):
     """The layer profiles a block of columns needs, keyed (selective, mask) over the values
     that occur (``selective``: a bool column, or False), and ``choose``, which takes a value per
     variant and gives each column its variant's."""
     mask_sel = window_mask(model, seq_len)
-    variants = {(sel, msk): model_profiles(model, rb.act_kind, rb.grad, attention, framework, msk, sel,
-                                           recipe == "fp8", lora)
+    variants = {(sel, msk): model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework, msk, sel,
+                                           setup.recipe == "fp8", lora)
                 for sel in ((False, True) if np.any(selective) else (False,))
                 for msk in ((False, True) if mask_sel.any() else (False,))}
 
@@ -83,12 +87,12 @@ def profile_variants(model, rb, attention, framework, recipe, seq_len, selective
     return variants, choose
 
 
-def _column_profiles(model, rb, attention, framework, recipe, c: Layout, lora=None):
+def _column_profiles(model, rb, setup: TrainingSetup, c: Layout, lora):
     """Each part's profile per column (the variant of its recompute mode and mask), the mask
     bytes and whether autocast caches weights."""
     n = len(c.tp)
-    f = factors(c.tokens, c.seq_len, c.tp, c.sp, c.tp)
-    variants, choose = profile_variants(model, rb, attention, framework, recipe, c.seq_len, c.selective, lora)
+    f = factors(c.tokens, c.seq_len, c.tp, c.sequence_parallel, c.tp)
+    variants, choose = profile_variants(model, rb, setup, c.seq_len, c.selective, lora)
     parts = {}
     for part in ("dense", "moe", "embed", "head"):
         if getattr(variants[(False, False)], part) is None:
@@ -123,27 +127,37 @@ class _PeakMoments:
         np.maximum(self.peak, sum(parts.values()), out=self.peak)
 
 
-def memory_peak(model, recipe: str, optimizer: str, attention: str, framework: str, cfg: dict,
-                offload: str = "none", optimizer_impl: str = "foreach", lora=None) -> np.ndarray:
-    """Peak allocated bytes per GPU for every configuration in ``cfg`` (arrays of equal
-    length): micro_batch, seq_len, tp, pp, dp, cp, ep, zero, sp (bool), recompute (0/1/2),
-    n_acc (micro-batches per step), interleaved (bool), vp."""
-    a = {k: np.asarray(v) for k, v in cfg.items()}
-    n = max(np.size(v) for v in a.values())
-    a = {k: np.broadcast_to(v, (n,)).astype(float if k not in ("sp", "interleaved") else bool) for k, v in a.items()}
-    if n <= CHUNK:
-        return _memory_peak(model, recipe, optimizer, attention, framework, a, offload, optimizer_impl, lora)
-    return np.concatenate([_memory_peak(model, recipe, optimizer, attention, framework,
-                                        {k: v[i:i + CHUNK] for k, v in a.items()}, offload, optimizer_impl, lora)
-                           for i in range(0, n, CHUNK)])
+def columns(c: Layout) -> Layout:
+    """``c`` with every field a column of one length (numbers broadcast; counts as floats, flags as
+    bools), so that each formula runs once over all configurations."""
+    values = {f.name: np.asarray(getattr(c, f.name)) for f in fields(c)}
+    n = max(np.size(v) for v in values.values())
+    out = {}
+    for k, v in values.items():
+        v = np.broadcast_to(v, (n,))
+        out[k] = v.astype(bool) if v.dtype == bool else v if v.dtype == object else v.astype(float)
+    return replace(c, **out)
 
 
-def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offload, impl="foreach",
-                 lora=None) -> np.ndarray:
-    rb = recipe_bytes(recipe, framework)
-    c = Layout(**a)
+def rows(c: Layout, start: int, stop: int) -> Layout:
+    """Configurations ``start:stop`` of a column layout."""
+    return replace(c, **{f.name: getattr(c, f.name)[start:stop] for f in fields(c)})
+
+
+def memory_peak(model, setup: TrainingSetup, layout: Layout) -> np.ndarray:
+    """Peak allocated bytes per GPU of every configuration of ``layout`` (columns; numbers broadcast)."""
+    c = columns(layout)
     n = len(c.tp)
-    parts, mask, amp_cache = _column_profiles(model, rb, attention, framework, recipe, c, lora)
+    if n <= CHUNK:
+        return _memory_peak(model, setup, c)
+    return np.concatenate([_memory_peak(model, setup, rows(c, i, i + CHUNK)) for i in range(0, n, CHUNK)])
+
+
+def _memory_peak(model, setup: TrainingSetup, c: Layout) -> np.ndarray:
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    lora = setup.lora(model)
+    n = len(c.tp)
+    parts, mask, amp_cache = _column_profiles(model, rb, setup, c, lora)
     peak = np.zeros(n)
     for first in (True, False):
         last = (c.pp == 1) if first else np.ones(n, bool)
@@ -151,6 +165,6 @@ def _memory_peak(model, recipe, optimizer, attention, framework, a: dict, offloa
         blocks = [(e, k, k > 0) for e, k in ((parts["dense"], nd), (parts["moe"], nm)) if e is not None]
         profiles = (blocks, parts["embed"] if first else None, parts["head"], mask, amp_cache)
         moments = _PeakMoments(n)
-        stage_timeline(model, rb, optimizer, offload, framework, c, first, last, profiles, moments, impl, lora)
+        stage_timeline(model, setup, c, first, last, profiles, moments)
         peak = np.maximum(peak, moments.peak if first else np.where(c.pp > 1, moments.peak, 0.0))
     return peak

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.serving.engine import Deployment, Device, ModelShape, ServeState, step_time_s
+from planner_app.core.serving.engine import (
+    Deployment,
+    Device,
+    ModelShape,
+    ServeState,
+    step_time_s,
+)
 
 # A closed-loop benchmark at concurrency c (aiperf --concurrency, vllm bench serve --max-concurrency) starts
 # its c clients together on an idle server (aiperf drains its warm-up before the profiling phase and then

@@ -277,16 +277,17 @@ def mla_decode_attn_width(model) -> int:
 class Deployment:
     """One replica's layout and the engine settings; numbers or equal-length numpy columns."""
 
-    tp: object = 1
-    pp: object = 1
-    ep: object = 1
-    attention_dp: object = 1
-    replicas: object = 1
-    weight_bytes: object = 2.0  # per GEMM weight, scales included (SERVE_WEIGHT_BYTES)
-    kv_bytes: object = 2.0  # per KV element
-    gmu: object = GPU_MEMORY_UTILIZATION
-    max_num_seqs: object = 256
-    max_batched_tokens: object = 2048
+    # the layout and engine settings, as a ServeRequest resolves them (core/serving/deployment.py)
+    tp: object
+    pp: object
+    ep: object
+    attention_dp: object
+    replicas: object
+    weight_bytes: object  # per GEMM weight, scales included (SERVE_WEIGHT_BYTES)
+    kv_bytes: object  # per KV element
+    gmu: object
+    max_num_seqs: object
+    max_batched_tokens: object
     # EngineConstants (engine_fields), vLLM's unless given
     step_overhead_s: object = ENGINES["vllm"].step_overhead_s
     fused_act: object = ENGINES["vllm"].fused_act
@@ -606,7 +607,7 @@ def pareto_mask(x, y) -> np.ndarray:
     return keep
 
 
-def device_for(hw, gemm_bits, gpus_per_node: int = 8) -> Device:
+def device_for(hw, gemm_bits, gpus_per_node: int) -> Device:
     """The Device of ``hw`` (core/hardware/machine.py): a probe calibration's efficiencies and
     measured intra-node bus bandwidth where one is given, else the GPU family's defaults (fused
     kernels, as the megatron framework's); ``gemm_bits`` 8 or 16, a number or a column (8 falls back

@@ -25,13 +25,14 @@ class Change:
 def _variants(model, setup, plan):
     """(label, setup, plan, keeps_gpus) of each single change to the plan as it is."""
     s, p = setup, plan
-    yield Text(QT_TRANSLATE_NOOP("Engine", "full recomputation")), replace(s, recompute="full"), p
-    yield Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation")), replace(s, recompute="selective"), p
+    yield Text(QT_TRANSLATE_NOOP("Engine", "full recomputation")), s, replace(p, recompute="full")
+    yield Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation")), s, replace(p, recompute="selective")
     for z in range(p.zero + 1, 4):
         yield Text(QT_TRANSLATE_NOOP("Engine", "ZeRO-{z}"), z=z), s, replace(p, zero=z)
-    if s.micro_batch > 1:
-        yield Text(QT_TRANSLATE_NOOP("Engine", "micro-batch {b} (more accumulation)"), b=s.micro_batch // 2), replace(
-            s, micro_batch=s.micro_batch // 2, global_batch=s.global_batch or s.micro_batch * p.dp * p.ep), p
+    if p.micro_batch > 1:
+        yield (Text(QT_TRANSLATE_NOOP("Engine", "micro-batch {b} (more accumulation)"), b=p.micro_batch // 2),
+               replace(s, global_batch=s.global_batch or p.micro_batch * p.dp * p.ep),
+               replace(p, micro_batch=p.micro_batch // 2))
     if p.tp * 2 <= p.gpus_per_node:
         yield (Text(QT_TRANSLATE_NOOP("Engine", "{n}x tensor parallel (2x the GPUs)"), n=p.tp * 2), s,
                replace(p, tp=p.tp * 2, sequence_parallel=True))
@@ -71,8 +72,6 @@ def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, 
     """When no single change fits: the memory-saving changes that keep the GPUs, applied one after
     another (the least extra time per GB saved first) until the plan fits; a Change naming all of
     them, or None."""
-    from planner_app.core.text import TextList
-
     # cheapest first: the least step time per GB saved (changes that also speed the step up lead)
     steps = sorted((c for c in singles if c[0].label.template in _COMBINABLE and c[0].saves_bytes > 0),
                    key=lambda c: c[0].time_change / (c[0].saves_bytes / 1e9))
@@ -81,9 +80,10 @@ def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, 
         if change.label.template in seen:  # one ZeRO stage, one micro-batch
             continue
         seen.add(change.label.template)
-        s2 = replace(s, **{f: getattr(s1, f) for f in ("recompute", "micro_batch", "global_batch", "offload", "recipe",
-                                                       "attention", "optimizer") if getattr(s1, f) != getattr(setup, f)})
-        p2 = replace(p, **{f: getattr(p1, f) for f in ("zero", "sequence_parallel") if getattr(p1, f) != getattr(plan, f)})
+        s2 = replace(s, **{f: getattr(s1, f) for f in ("global_batch", "offload", "recipe", "attention", "optimizer")
+                           if getattr(s1, f) != getattr(setup, f)})
+        p2 = replace(p, **{f: getattr(p1, f) for f in ("recompute", "micro_batch", "zero", "sequence_parallel")
+                           if getattr(p1, f) != getattr(plan, f)})
         try:
             m = training_memory(model, s2, p2, cap)
         except InputError:
@@ -97,7 +97,11 @@ def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, 
     return None
 
 
-def advise(model, hw, setup, plan, limit: int = 8, base=None) -> tuple[dict, list[Change]]:
+# The changes the advice lists at most
+ADVICE_CHANGES = 8
+
+
+def advise(model, hw, setup, plan, base=None) -> tuple[dict, list[Change]]:
     """(summary of the plan as it is, ranked changes). ``base``: the plan's own (MemoryResult,
     step seconds) where the caller has them already (the estimate does), else computed here."""
     cap = hw.gpu.capacity_bytes
@@ -127,7 +131,7 @@ def advise(model, hw, setup, plan, limit: int = 8, base=None) -> tuple[dict, lis
     else:  # it fits: faster settings for the same training (LoRA would train something else)
         changes = [c for c in changes if c.fits and c.time_change < -0.01 and c.label.template not in _OTHER_TRAINING]
         changes.sort(key=lambda c: c.time_change)
-    return summary, changes[:limit]
+    return summary, changes[:ADVICE_CHANGES]
 
 
 def advice_text(summary: dict, changes: list[Change]) -> Text:

@@ -98,10 +98,12 @@ def layer_linears(model) -> dict:
     return out
 
 
-def resolve_lora(model, finetune: str, rank: int, targets: str, dtype: str, dropout: float = 0.0,
-                 prepare: bool = False, recipe: str = "bf16", framework: str = "pytorch") -> LoraSpec | None:
-    """The LoraSpec of a run, or None for full fine-tuning; InputError naming the option when the
-    combination is not what PEFT/bitsandbytes can run or what the engine models."""
+def resolve_lora(model, setup) -> LoraSpec | None:
+    """The LoraSpec of a run (``setup``: its core/training/setup.TrainingSetup), or None for full
+    fine-tuning; InputError naming the option when the combination is not what PEFT/bitsandbytes can
+    run or what the engine models."""
+    finetune, rank, targets, dtype = setup.finetune, setup.lora_rank, setup.lora_targets, setup.lora_dtype
+    dropout, prepare, recipe, framework = setup.lora_dropout, setup.qlora_prepare, setup.recipe, setup.framework
     if finetune not in FINETUNES:
         raise InputError("finetune", f"must be one of {', '.join(FINETUNES)}; got {finetune!r}")
     if finetune == "full":

@@ -16,27 +16,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from planner_app.core.arrays import logical_not, maximum, minimum, where
+from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
+from planner_app.core.memo import IdentityMemo
 from planner_app.core.models.trace import SLOTS, W, factors
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.training.activations import model_profiles, window_mask
 from planner_app.core.training.lora import NF4_BYTES_PER_PARAM
 from planner_app.core.training.setup import (
     PAGED_OPTIMIZERS,
+    Layout,
     ParallelPlan,
     TrainingSetup,
-    grad_accum_steps,
     optimizer_state_bytes_per_param,
     recipe_bytes,
     validate_plan_for_model,
 )
-
-# Components of the breakdown, in display order. "other" holds workspaces and buffers.
-COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "activations",
-              "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
-              "optimizer_temporaries", "other")
-
-from planner_app.core.arrays import logical_not, maximum, minimum, where
-from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.training.states import (
     ADAFACTOR_STATE_BYTES,
     DS_BUCKET_ELEMS,
@@ -48,6 +43,11 @@ from planner_app.core.training.states import (
     stage_layers,
     stage_params,
 )
+
+# Components of the breakdown, in display order. "other" holds workspaces and buffers.
+COMPONENTS = ("parameters", "gradients", "optimizer_states", "master_weights", "activations",
+              "logits_and_loss", "autocast_weight_cache", "zero_gather_buffers", "temporaries",
+              "optimizer_temporaries", "other")
 
 
 @dataclass
@@ -88,7 +88,10 @@ def _total(d: dict) -> float:
     return sum(d.values())
 
 
-_COMPACT: dict = {}
+# Memos keyed by the identity of a layer profile's arrays (unhashable), as many as the profile
+# cache holds (activations.model_profiles: 512 models x 4 parts x 3 event groups).
+MEMO_ENTRIES = 4096
+_COMPACT = IdentityMemo(MEMO_ENTRIES)
 
 
 def _undominated(tot: np.ndarray) -> np.ndarray:
@@ -108,30 +111,29 @@ def _compact(events: np.ndarray) -> np.ndarray:
     """(events, 4, SLOTS): the events no other event dominates in every slot (with
     non-negative factors they can never be the peak), split into activations (W slot
     zeroed), weight cache (W slot only), parameter gradients and everything else."""
-    key = id(events)
-    hit = _COMPACT.get(key)
-    if hit is not None and hit[0] is events:
-        return hit[1]
+    hit = _COMPACT.get(events)
+    if hit is not None:
+        return hit
     ev = events[_undominated(events.sum(axis=1))]
     acts = ev[:, 0, :].copy()
     acts[:, W] = 0.0
     cache = np.zeros_like(acts)
     cache[:, W] = ev[:, 0, W]
     out = np.stack([acts, cache, ev[:, 1, :], ev[:, 2, :]], axis=1)
-    _COMPACT[key] = (events, out)
+    _COMPACT.put(events, out)
     return out
 
 
-_PROFILE_MATRIX: dict = {}
+_PROFILE_MATRIX = IdentityMemo(MEMO_ENTRIES)
 
 
 def _profile_matrix(p):
     """One matrix whose product with a factor vector gives everything ``_Eval`` needs:
     saved, saved (W slot), output, checkpointed input, then the compact fwd, no-grad and
     bwd events (4 rows each)."""
-    hit = _PROFILE_MATRIX.get(id(p))
-    if hit is not None and hit[0] is p:
-        return hit[1], hit[2]
+    hit = _PROFILE_MATRIX.get(p)
+    if hit is not None:
+        return hit
     w_only = np.zeros(SLOTS)
     w_only[W] = p.saved[W]
     rows = [p.saved, w_only, p.output, p.ckpt_input]
@@ -142,7 +144,7 @@ def _profile_matrix(p):
         rows.extend(comp.reshape(-1, SLOTS))
         spans.append((start, len(comp)))
     m = np.array(rows)
-    _PROFILE_MATRIX[id(p)] = (p, m, spans)
+    _PROFILE_MATRIX.put(p, (m, spans))
     return m, spans
 
 
@@ -167,81 +169,51 @@ class _Eval:
         return {"act": v[best_i], "cache": v[best_i + 1], "grads": v[best_i + 2], "other": v[best_i + 3]}
 
 
-def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float | None = None,
-                    host_memory_limit: float | None = None) -> MemoryResult:
+def training_memory(model, setup: TrainingSetup, plan: ParallelPlan, capacity_bytes: float | None = None
+                    ) -> MemoryResult:
     """Peak memory per GPU of one training step (see the module docstring)."""
     validate_plan_for_model(model, setup, plan)
     rb = recipe_bytes(setup.recipe, setup.framework)
-    n_acc = grad_accum_steps(setup, plan)
-    assumptions = []
+    c = Layout.of(setup, plan)
     if not model.is_transformer:
-        return _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes)
+        return _cnn_memory(model, setup, c, rb, capacity_bytes)
 
-    stages = [("first pipeline stage", True, plan.pp == 1)]
-    if plan.pp > 1:
+    stages = [("first pipeline stage", True, c.pp == 1)]
+    if c.pp > 1:
         stages.append(("last pipeline stage", False, True))
-    results = [_stage_memory(model, setup, plan, rb, n_acc, name, first, last)
-               for name, first, last in stages]
+    results = [_stage_memory(model, setup, c, rb, name, first, last) for name, first, last in stages]
     best = max(results, key=lambda r: r[0])
     peak, breakdown, phase, stage_name, phase_peaks, host, per_layer, paged = best
-    overhead = _overhead(setup, plan, peak)
+    overhead = _overhead(c, peak)
     device = device_bytes(peak, overhead)
     return MemoryResult(peak_bytes=peak, breakdown=breakdown, peak_phase=phase, peak_stage=stage_name,
                         phase_peaks=phase_peaks, activations_per_layer_bytes=per_layer, overhead=overhead,
-                        device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes, paged_bytes=paged,
-                        assumptions=assumptions)
+                        device_bytes=device, host_bytes=host, capacity_bytes=capacity_bytes, paged_bytes=paged)
 
 
-def _overhead(setup: TrainingSetup, plan: ParallelPlan, peak: float) -> dict:
-    return {k: float(v) for k, v in device_overhead(peak, plan.gpus, setup.recompute == "full").items()}
+def _overhead(c: Layout, peak: float) -> dict:
+    return {k: float(v) for k, v in device_overhead(peak, c.gpus, c.ckpt).items()}
 
 
 def _stage_layers(model, pp: int, first: bool) -> tuple[int, int]:
-    return tuple(int(x) for x in stage_layers(model, pp, first))
+    dense, moe = stage_layers(model, pp, first)
+    return int(dense), int(moe)
 
 
-def _stage_params(model, plan: ParallelPlan, first: bool, last: bool) -> tuple[float, float]:
-    dense, expert = stage_params(model, plan.pp, plan.tp, plan.ep, first, last)
-    return float(dense), float(expert)
-
-
-class Layout:
-    """The per-configuration numbers the memory timeline reads: Python numbers for the single
-    estimate, equal-length numpy arrays (one column per configuration) for the search."""
-
-    def __init__(self, micro_batch, seq_len, tp, pp, dp, cp, ep, zero, sp, recompute, n_acc, interleaved, vp):
-        self.micro_batch, self.seq_len, self.tp, self.pp, self.dp, self.cp, self.ep = (
-            micro_batch, seq_len, tp, pp, dp, cp, ep)
-        self.zero, self.sp, self.n_acc, self.interleaved, self.vp = zero, sp, n_acc, interleaved, vp
-        self.selective, self.ckpt = recompute == RECOMPUTE_CODES["selective"], recompute == RECOMPUTE_CODES["full"]
-        self.d_dense, self.d_exp = dp * ep * cp, dp * cp  # ranks holding the same dense / expert weights
-        self.tokens = micro_batch * seq_len / cp  # per micro-batch and GPU
-        self.grads_present = (n_acc > 1) | (pp > 1)  # gradients accumulate across micro-batches
-
-    @classmethod
-    def of(cls, setup: TrainingSetup, plan: ParallelPlan, n_acc: int) -> "Layout":
-        return cls(setup.micro_batch, setup.seq_len, plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.zero,
-                   plan.sequence_parallel, RECOMPUTE_CODES[setup.recompute], n_acc,
-                   plan.pp_schedule == "interleaved", plan.vp)
-
-
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
-
-
-def stage_states(model, rb, optimizer: str, offload: str, c: Layout, first: bool, last, lora=None) -> dict:
+def stage_states(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, lora) -> dict:
     """Parameters, gradients, master weights and optimizer states on one GPU of the stage, and
     what offloading moves to the host (ZeRO-Offload keeps fp32 states and gradients on the
     CPU; parameter offload the 16-bit weights too)."""
     dense_p, expert_p = stage_params(model, c.pp, c.tp, c.ep, first, last)
     if lora is not None:
-        return lora_states(model, rb, optimizer, c, first, last, lora)
-    params, grads, master, opt = model_states(dense_p, expert_p, rb, optimizer, c.zero, c.d_dense, c.d_exp)
-    if optimizer == "adafactor":
+        return lora_states(model, setup, rb, c, first, last, lora)
+    params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, c.zero, c.d_dense, c.d_exp)
+    if setup.optimizer == "adafactor":
         opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.d_dense, 1)
     host = 0.0
-    if offload in ("optimizer", "params"):
+    if setup.offload in ("optimizer", "params"):
         host, master, opt, grads = master + opt + grads, 0.0, 0.0, 0.0
-    if offload == "params":
+    if setup.offload == "params":
         host, params = host + params, 0.0
     return {"parameters": params, "gradients": grads, "master_weights": master, "optimizer_states": opt,
             "host": host, "dense": dense_p, "expert": expert_p}
@@ -271,7 +243,7 @@ def trainable_bytes(rb, lora):
     return replace(rb, param=ab, grad=ab, master=0, state=ab)
 
 
-def lora_states(model, rb, optimizer: str, c: Layout, first: bool, last, lora) -> dict:
+def lora_states(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, lora) -> dict:
     """The frozen base (no gradients, no optimizer states) and the adapters with their
     gradients and optimizer states; ZeRO shards them over the data-parallel ranks as for full
     fine-tuning (stage 3 also the frozen base, as FSDP FULL_SHARD does)."""
@@ -280,13 +252,12 @@ def lora_states(model, rb, optimizer: str, c: Layout, first: bool, last, lora) -
     ab, d = lora.adapter_bytes, c.d_dense
     params = where(c.zero >= 3, (base + n * ab) / d, base + n * ab)
     grads = where(c.zero >= 2, n / d, n) * ab
-    opt = where(c.zero >= 1, n / d, n) * optimizer_state_bytes_per_param(optimizer, ab)
+    opt = where(c.zero >= 1, n / d, n) * optimizer_state_bytes_per_param(setup.optimizer, ab)
     return {"parameters": params, "gradients": grads, "master_weights": 0.0, "optimizer_states": opt,
             "host": 0.0, "dense": n, "expert": 0.0}
 
 
-def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: str, c: Layout, st: dict,
-                          impl: str = "foreach", lora=None):
+def optimizer_temporaries(model, setup: TrainingSetup, rb, c: Layout, st: dict, lora):
     """PyTorch's foreach AdamW (torch/optim/adam.py, _multi_tensor_adam) allocates
     sqrt(exp_avg_sq) for all parameters at once; the fused kernel (_fused_adamw_) and the fused
     Adam kernels of Megatron/Apex and DeepSpeed need none; the for-loop AdamW
@@ -294,16 +265,16 @@ def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: st
     two copies of the largest tensor (H200, Llama-2-7B bf16: +0.51 GB over fused against 0.52
     predicted, tests/data/finetune_runs_h200.json); Adafactor builds grad^2 per tensor (the
     largest: the embedding)."""
-    if offload != "none" or framework != "pytorch":
+    if setup.offload != "none" or setup.framework != "pytorch":
         return 0.0
-    if optimizer in ("adam", "adamw"):
-        if impl == "fused":
+    if setup.optimizer in ("adam", "adamw"):
+        if setup.optimizer_impl == "fused":
             return 0.0
-        if impl == "forloop":  # the largest trained tensor: an adapter's under LoRA
+        if setup.optimizer_impl == "forloop":  # the largest trained tensor: an adapter's under LoRA
             largest = lora.largest_adapter_elems / c.tp if lora is not None else largest_tensor_elems(model, c.tp)
             return FORLOOP_TEMP_COPIES * largest * rb.state
         return shard(st["dense"], st["expert"], c.d_dense, c.d_exp, c.zero >= 1) * rb.state
-    if optimizer == "adafactor":
+    if setup.optimizer == "adafactor":
         return 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden / c.tp
     return 0.0
 
@@ -311,32 +282,32 @@ def optimizer_temporaries(model, rb, optimizer: str, offload: str, framework: st
 FORLOOP_TEMP_COPIES = 2  # sqrt(exp_avg_sq) and its quotient by bias_correction2 (_single_tensor_adam)
 
 
-def largest_tensor_elems(model, tp=1):
+def largest_tensor_elems(model, tp):
     """Elements of the model's largest weight on one tensor-parallel rank: the embedding or
     output layer (vocab x hidden), an MLP matrix, or the fused attention projection."""
     ffn = max(model.ffn_hidden or 0, model.expert_ffn_hidden or 0)
     return max(model.vocab * model.hidden, ffn * model.hidden, model.hidden * model.hidden) / tp
 
 
-def framework_buffers(rb, framework: str, c: Layout, st: dict):
+def framework_buffers(setup: TrainingSetup, rb, c: Layout, st: dict):
     """Buffers inside the allocator: cuBLAS workspaces, and where gradients are communicated
     DDP's gradient buckets (gradient_as_bucket_view=False) or DeepSpeed's reduce bucket
     (reduce_bucket_size; the contiguous IPG buffer of ZeRO-1/2, the flattened all-reduce bucket
     of stage 0; updated partitions are all-gathered in place, stage_1_and_2.py)."""
     n_local = st["dense"] + st["expert"]
     comm = c.d_dense > 1
-    if framework == "pytorch":
+    if setup.framework == "pytorch":
         return CUBLAS_WORKSPACE_BYTES + where(comm & (c.zero == 0), n_local * rb.grad, 0.0)
-    if framework == "deepspeed":
+    if setup.framework == "deepspeed":
         return CUBLAS_WORKSPACE_BYTES + where(comm, minimum(DS_BUCKET_ELEMS, n_local) * rb.grad, 0.0)
     return CUBLAS_WORKSPACE_BYTES
 
 
-def gather_buffers(model, rb, offload: str, c: Layout):
+def gather_buffers(model, setup: TrainingSetup, rb, c: Layout):
     """FSDP/ZeRO-3 (or parameter offload): the layer in use and the prefetched next one."""
     layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
                   model.moe_layer_params() if model.moe_layers else 0) / c.tp
-    on = ((c.zero == 3) & (c.d_dense > 1)) | (offload == "params")
+    on = ((c.zero == 3) & (c.d_dense > 1)) | (setup.offload == "params")
     return where(on, 2 * layer_p * rb.param, 0.0)
 
 
@@ -349,23 +320,23 @@ def inflight_micro_batches(c: Layout, first: bool):
     return where(c.pp > 1, minimum(per_schedule, maximum(c.n_acc, 1)), 1.0)
 
 
-def grads_persistent(c: Layout, framework: str):
+def grads_persistent(c: Layout, setup: TrainingSetup):
     """Whether the stage's gradient buffers exist for the whole step: they accumulate across
     micro-batches (accumulation steps, pipeline micro-batches), or the framework allocates them
     up front. Megatron-LM's DistributedDataParallel keeps one contiguous fp32 ``main_grad``
     buffer per model chunk from initialisation on (megatron/core/distributed/param_and_grad_buffer.py),
     so its gradients are there at the start of the backward even without accumulation. PyTorch
     creates ``.grad`` in the backward and frees it at zero_grad(set_to_none=True)."""
-    return c.grads_present | (framework == "megatron")
+    return c.grads_present | (setup.framework == "megatron")
 
 
-def weight_grad_share(offload: str, c: Layout, framework: str = "pytorch"):
+def weight_grad_share(setup: TrainingSetup, c: Layout):
     """Share of a layer's gradients that stays after its backward: its (sharded) gradients, or
     nothing new when they accumulate into buffers that already exist (accumulation steps,
     pipeline micro-batches) or leave for the CPU (offload)."""
-    if offload != "none":
+    if setup.offload != "none":
         return 0.0
-    return where(grads_persistent(c, framework), 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
+    return where(grads_persistent(c, setup), 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
 
 
 def saved_per_micro_batch(blocks, emb, ckpt):
@@ -431,30 +402,29 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
         moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
 
 
-def stage_timeline(model, rb, optimizer, offload, framework, c: Layout, first, last, profiles, moment,
-                   impl: str = "foreach", lora=None) -> dict:
+def stage_timeline(model, setup: TrainingSetup, c: Layout, first, last, profiles, moment) -> dict:
     """Every moment of one step on a pipeline stage, handed to ``moment(phase, on, **parts)``
-    (``on``: the moment exists, per configuration); returns the stage's static parts.
-    ``lora``: a core/lora.LoraSpec (the frozen base and its adapters), or None."""
+    (``on``: the moment exists, per configuration); returns the stage's static parts. ``c`` holds
+    numbers (one estimate) or columns (a search); the setup is the run's."""
     blocks, emb, head, mask, amp_cache = profiles
-    st = stage_states(model, rb, optimizer, offload, c, first, last, lora)
-    if optimizer in PAGED_OPTIMIZERS:  # managed memory: outside the allocator's peak (setup.PAGED_OPTIMIZERS)
+    lora = setup.lora(model)  # core/training/lora.LoraSpec (the frozen base and its adapters), or None
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    st = stage_states(model, setup, rb, c, first, last, lora)
+    if setup.optimizer in PAGED_OPTIMIZERS:  # managed memory: outside the allocator's peak (setup.PAGED_OPTIMIZERS)
         st = {**st, "paged": st["optimizer_states"], "optimizer_states": 0.0}
-    gather = gather_buffers(model, rb, offload, c)
+    gather = gather_buffers(model, setup, rb, c)
     if lora is not None:  # what is trained: the adapters
         gather = gather * (NF4_BYTES_PER_PARAM / rb.param if lora.quant else 1.0)
         rb = trainable_bytes(rb, lora)
     static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
-              "master_weights": st["master_weights"], "other": framework_buffers(rb, framework, c, st),
-              "gradients": where(grads_persistent(c, framework), st["gradients"], 0.0)}
+              "master_weights": st["master_weights"], "other": framework_buffers(setup, rb, c, st),
+              "gradients": where(grads_persistent(c, setup), st["gradients"], 0.0)}
     earlier = (inflight_micro_batches(c, first) - 1) * saved_per_micro_batch(blocks, emb, c.ckpt)
     moment.start(static, earlier)
     carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment)
-    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(offload, c, framework), carry, cache,
-                     moment)
+    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(setup, c), carry, cache, moment)
     moment.optimizer_step({**static, "gradients": st["gradients"],
-                           "optimizer_temporaries": optimizer_temporaries(model, rb, optimizer, offload, framework,
-                                                                          c, st, impl, lora)})
+                           "optimizer_temporaries": optimizer_temporaries(model, setup, rb, c, st, lora)})
     return st
 
 
@@ -484,26 +454,23 @@ class _Moments:
         self.items.append(("optimizer step", {**self.static, **parts}))
 
 
-def _scalar_profiles(model, setup: TrainingSetup, plan: ParallelPlan, rb, c: Layout, first: bool, last: bool):
+def _scalar_profiles(model, setup: TrainingSetup, rb, c: Layout, first: bool, last: bool):
     """(blocks, embedding, head, mask bytes, autocast cache) of the stage at this configuration."""
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
-                          window_mask(model, setup.seq_len),
-                          setup.recompute == "selective", setup.recipe == "fp8", setup.lora(model))
-    f = factors(c.tokens, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
-    nd, nm = _stage_layers(model, plan.pp, first)
+                          window_mask(model, setup.seq_len), c.selective, setup.recipe == "fp8", setup.lora(model))
+    f = factors(c.tokens, setup.seq_len, c.tp, c.sequence_parallel, c.tp)
+    nd, nm = _stage_layers(model, c.pp, first)
     blocks = [(_Eval(p, f), n, True) for p, n in ((prof.dense, nd), (prof.moe, nm)) if p is not None and n > 0]
     emb = _Eval(prof.embed, f) if first else None
     head = _Eval(prof.head, f) if last else None
     return blocks, emb, head, prof.mask_bytes * c.tokens * setup.seq_len, prof.autocast_weight_cache
 
 
-def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
-    c = Layout.of(setup, plan, n_acc)
-    profiles = _scalar_profiles(model, setup, plan, rb, c, first, last)
+def _stage_memory(model, setup: TrainingSetup, c: Layout, rb, stage_name, first, last):
+    profiles = _scalar_profiles(model, setup, rb, c, first, last)
     moments = _Moments()
-    st = stage_timeline(model, rb, setup.optimizer, setup.offload, setup.framework, c, first, last, profiles,
-                        moments, setup.optimizer_impl, setup.lora(model))
-    phase_peaks = {}
+    st = stage_timeline(model, setup, c, first, last, profiles, moments)
+    phase_peaks: dict = {}
     for phase, d in moments.items:
         key = phase.split(" ")[0]
         phase_peaks[key] = max(phase_peaks.get(key, 0.0), _total(d))
@@ -514,13 +481,13 @@ def _stage_memory(model, setup, plan, rb, n_acc, stage_name, first, last):
             float(st.get("paged", 0.0)))
 
 
-def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
+def _cnn_memory(model, setup: TrainingSetup, c: Layout, rb, capacity_bytes) -> MemoryResult:
     """Non-transformer models: states from the parameter count, activations from the
     given bytes per sample (fp32; halved when activations are 16-bit)."""
     p = model.params_total
-    d = plan.dp
-    z = plan.zero
-    act = model.act_bytes_per_sample_fp32 * setup.micro_batch * (1.0 if rb.act_kind == "fp32" else 0.5)
+    d = c.dp
+    z = c.zero
+    act = model.act_bytes_per_sample_fp32 * c.micro_batch * (1.0 if rb.act_kind == "fp32" else 0.5)
     br = _zero()
     br["parameters"] = p * rb.param / (d if z >= 3 else 1)
     br["gradients"] = p * rb.grad / (d if z >= 2 else 1)
@@ -529,10 +496,9 @@ def _cnn_memory(model, setup, plan, rb, n_acc, capacity_bytes) -> MemoryResult:
     br["activations"] = act
     br["other"] = CUBLAS_WORKSPACE_BYTES
     peak = _total(br)
-    overhead = _overhead(setup, plan, peak)
+    overhead = _overhead(c, peak)
     return MemoryResult(peak_bytes=peak, breakdown=br, peak_phase="backward", peak_stage="single stage",
                         phase_peaks={"backward": peak}, activations_per_layer_bytes=0.0, overhead=overhead,
                         device_bytes=device_bytes(peak, overhead), host_bytes=0.0, capacity_bytes=capacity_bytes,
                         assumptions=[Text(QT_TRANSLATE_NOOP("Engine", "non-transformer: activations from the preset's "
                                                                        "bytes per sample"))])
-

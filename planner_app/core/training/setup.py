@@ -1,11 +1,22 @@
-"""Training and inference setups, the parallel layout, and the per-recipe byte tables."""
+"""A training run as the engine takes it: its setup (what is constant in a run: sequence length,
+batch, budget, precision recipe, optimizer, attention kernel, framework, fine-tuning) and its
+parallel layout (what the configurations of a search vary: micro-batch, recomputation, every
+parallel degree, ZeRO stage, pipeline schedule). Each field is an option (core/options.py): its
+default, range, help and label are declared here once; the command line, scenario files, the GUI
+and the report are built from them. ``Layout`` is the layout the formulas read, as numbers (one
+estimate) or numpy columns (a search). Also the per-recipe byte tables."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass, fields
+from functools import cached_property, lru_cache
+from typing import Any
 
-from planner_app.core.errors import InputError, require_choice, require_float, require_int
+import numpy as np
+
+from planner_app.core.errors import InputError
+from planner_app.core.options import Option, check_fields, declare
+from planner_app.core.text import QT_TRANSLATE_NOOP
 from planner_app.core.training.lora import FINETUNES, LORA_DTYPES, resolve_lora
 
 RECIPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "bf16-autocast", "mixed-bf16", "fp8")
@@ -24,12 +35,15 @@ PP_SCHEDULES = ("1f1b", "interleaved")
 # >= 2.8, transformers/training_args.py), foreach=True (_multi_tensor_adam: torch.optim's
 # default when fused is not asked for) and foreach=False (_single_tensor_adam, per tensor).
 OPTIMIZER_IMPLS = ("fused", "foreach", "forloop")
-WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
-# How one inference batch is run: Hugging Face model.generate() (transformers 5.x computes the
-# prefill's logits for the last position only, logits_to_keep=1) or a hand-written loop calling
-# model(input_ids) (logits for every prompt token).
-INFERENCE_APIS = ("generate", "forward-loop")
-KV_DTYPES = ("bf16", "fp16", "fp8")
+MAX_DEGREE = 65536
+LORA = ("lora", "qlora")
+
+# Options more than one part declares the same way (one declaration, used where it applies).
+ATTENTION = Option("choice", QT_TRANSLATE_NOOP("Options", "attention kernel (default: flash for megatron, sdpa "
+                                                          "otherwise)"),
+                   QT_TRANSLATE_NOOP("Options", "Attention"), choices=ATTENTIONS, auto=True, group="training")
+TP = Option("int", QT_TRANSLATE_NOOP("Options", "tensor-parallel degree"), QT_TRANSLATE_NOOP("Options", "Tensor parallel"),
+            minimum=1, maximum=MAX_DEGREE, scope="plan", group="layout")
 
 
 @dataclass(frozen=True)
@@ -96,99 +110,210 @@ def optimizer_state_bytes_per_param(optimizer: str, state_bytes: int) -> float:
 
 @dataclass(frozen=True)
 class TrainingSetup:
-    """How one training step runs (per model replica)."""
+    """What is constant in one training run (per model replica); defaults as Hugging Face Trainer,
+    PEFT and PyTorch set them."""
 
-    micro_batch: int = 1
-    seq_len: int = 2048
-    global_batch: int = 0  # sequences per optimizer step; 0: micro_batch x data-parallel degree
-    tokens: float = 0.0  # training budget in tokens; 0: none
-    recipe: str = "bf16"
-    optimizer: str = "adamw"
-    attention: str = "sdpa"
-    recompute: str = "none"
-    framework: str = "pytorch"
-    offload: str = "none"
-    # the engine's own default stays foreach (the measured runs of tests/data/training_runs_h200.json
-    # used it); the CLI, GUI and scenario default is fused (service/options.py), as Trainer's
-    optimizer_impl: str = "foreach"
+    seq_len: int = declare(0, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "tokens per sequence (default: the preset's context used for training)"),
+        QT_TRANSLATE_NOOP("Options", "Sequence length"), minimum=1, maximum=1 << 24, auto=True, group="training"))
+    global_batch: int = declare(0, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "sequences per optimizer step across all GPUs (default: micro-batch x dp x "
+                                            "ep)"),
+        QT_TRANSLATE_NOOP("Options", "Global batch (sequences)"), minimum=1, maximum=1 << 30, auto=True,
+        group="training"))
+    tokens: float = declare(0.0, Option(
+        "float", QT_TRANSLATE_NOOP("Options", "training budget in tokens"), QT_TRANSLATE_NOOP("Options", "Training tokens"),
+        minimum=0.0, maximum=1e18, above_minimum=True, auto=True, group="training"))
+    recipe: str = declare("", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "precision recipe (default: bf16 mixed precision the GPU supports, by "
+                                               "framework)"),
+        QT_TRANSLATE_NOOP("Options", "Precision recipe"), choices=RECIPES, auto=True, group="training"))
+    optimizer: str = declare("adamw", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "optimizer (its states per parameter)"),
+        QT_TRANSLATE_NOOP("Options", "Optimizer"), choices=OPTIMIZERS, group="training"))
+    optimizer_impl: str = declare("fused", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "PyTorch AdamW implementation (--framework pytorch): fused (Hugging Face "
+                                               "Trainer's default on PyTorch 2.8+, torchtitan), foreach (torch.optim's "
+                                               "default) or forloop"),
+        QT_TRANSLATE_NOOP("Options", "Optimizer implementation"), choices=OPTIMIZER_IMPLS, group="training"))
+    attention: str = declare("", ATTENTION)
+    framework: str = declare("pytorch", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "training framework (its buffers and overheads)"),
+        QT_TRANSLATE_NOOP("Options", "Framework"), choices=FRAMEWORKS, group="training"))
+    offload: str = declare("none", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "offload states to the CPU (ZeRO-Offload)"),
+        QT_TRANSLATE_NOOP("Options", "Offload"), choices=OFFLOADS, group="training"))
     # LoRA / QLoRA as PEFT and bitsandbytes run them (core/training/lora.py); "full" trains every weight
-    finetune: str = "full"
-    lora_rank: int = 8  # PEFT LoraConfig's default r
-    lora_targets: str = ""  # module names, comma-separated, or "all-linear"; "": PEFT's default for the model
-    lora_dtype: str = "fp32"  # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True)
-    lora_dropout: float = 0.0  # PEFT LoraConfig's default
-    qlora_prepare: bool = False  # peft.prepare_model_for_kbit_training
+    finetune: str = declare("full", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "what is trained: every weight (full), LoRA adapters on a frozen base "
+                                               "(lora, PEFT), or LoRA on a 4-bit NF4 base (qlora, bitsandbytes)"),
+        QT_TRANSLATE_NOOP("Options", "Fine-tuning"), choices=FINETUNES, group="lora"))
+    lora_rank: int = declare(8, Option(  # PEFT LoraConfig's default r
+        "int", QT_TRANSLATE_NOOP("Options", "LoRA rank r (default 8, PEFT's)"), QT_TRANSLATE_NOOP("Options", "LoRA rank"),
+        minimum=1, maximum=65536, group="lora", requires=("finetune", LORA)))
+    lora_targets: str = declare("", Option(  # "": PEFT's default for the model
+        "text", QT_TRANSLATE_NOOP("Options", "modules LoRA adapts, as PEFT's target_modules: names separated by commas "
+                                             "(q_proj,v_proj) or all-linear (default: PEFT's for the model)"),
+        QT_TRANSLATE_NOOP("Options", "LoRA target modules"), auto=True, group="lora", requires=("finetune", LORA)))
+    lora_dtype: str = declare("fp32", Option(  # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True)
+        "choice", QT_TRANSLATE_NOOP("Options", "LoRA adapter precision (default fp32: PEFT keeps adapters in fp32, "
+                                               "autocast_adapter_dtype=True)"),
+        QT_TRANSLATE_NOOP("Options", "LoRA adapter dtype"), choices=LORA_DTYPES, group="lora",
+        requires=("finetune", LORA)))
+    lora_dropout: float = declare(0.0, Option(  # PEFT LoraConfig's default
+        "float", QT_TRANSLATE_NOOP("Options", "LoRA dropout probability (default 0, PEFT's)"),
+        QT_TRANSLATE_NOOP("Options", "LoRA dropout"), minimum=0.0, maximum=0.999, group="lora",
+        requires=("finetune", LORA)))
+    qlora_prepare: bool = declare(False, Option(
+        "bool", QT_TRANSLATE_NOOP("Options", "QLoRA with peft.prepare_model_for_kbit_training: fp32 embeddings, norms "
+                                             "and output layer, gradient checkpointing on"),
+        QT_TRANSLATE_NOOP("Options", "prepare_model_for_kbit_training"), group="lora", requires=("finetune", ("qlora",))))
 
     def __post_init__(self):
-        require_int("micro_batch", self.micro_batch, 1)
-        require_int("seq_len", self.seq_len, 1)
-        require_int("global_batch", self.global_batch, 0)
-        require_float("tokens", self.tokens, 0.0)
-        require_choice("recipe", self.recipe, RECIPES)
-        require_choice("optimizer", self.optimizer, OPTIMIZERS)
-        require_choice("attention", self.attention, ATTENTIONS)
-        require_choice("recompute", self.recompute, RECOMPUTES)
-        require_choice("framework", self.framework, FRAMEWORKS)
-        require_choice("offload", self.offload, OFFLOADS)
-        require_choice("optimizer_impl", self.optimizer_impl, OPTIMIZER_IMPLS)
-        require_choice("finetune", self.finetune, FINETUNES)
-        require_int("lora_rank", self.lora_rank, 1)
-        require_choice("lora_dtype", self.lora_dtype, LORA_DTYPES)
-        require_float("lora_dropout", self.lora_dropout, 0.0, 0.999)
+        check_fields(self)
 
     def lora(self, model):
         """The resolved LoRA/QLoRA spec for ``model`` (core/training/lora.py), or None for full fine-tuning."""
         if self.finetune == "full":
             return None
-        return _lora_of(model, self.finetune, self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout,
-                        self.qlora_prepare, self.recipe, self.framework)
-
-    def with_changes(self, **changes) -> "TrainingSetup":
-        return replace(self, **changes)
+        return _lora_of(model, self)
 
 
 @dataclass(frozen=True)
 class ParallelPlan:
-    """Degrees of every parallelism axis. GPUs = tp x pp x cp x ep x dp (PRODUCT.md): ``ep``
-    splits the data-parallel replicas of the experts, so dense weights are replicated over
-    dp x ep (x cp) ranks and experts over dp (x cp)."""
+    """Degrees of every parallelism axis, and the per-configuration choices a search varies with
+    them (micro-batch, recomputation). GPUs = tp x pp x cp x ep x dp (PRODUCT.md): ``ep`` splits
+    the data-parallel replicas of the experts, so dense weights are replicated over dp x ep (x cp)
+    ranks and experts over dp (x cp). ``gpus_per_node`` comes from the machine (resolved by the
+    service), not from an option of the layout."""
 
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    cp: int = 1
-    ep: int = 1
-    zero: int = 0
-    sequence_parallel: bool = False
-    pp_schedule: str = "1f1b"
-    vp: int = 2  # virtual stages per pipeline rank under the interleaved schedule
-    gpus_per_node: int = 8
+    micro_batch: int = declare(1, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "sequences per GPU per forward/backward pass"),
+        QT_TRANSLATE_NOOP("Options", "Micro-batch"), minimum=1, maximum=1 << 20, group="training"))
+    recompute: str = declare("none", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "activation recomputation"),
+        QT_TRANSLATE_NOOP("Options", "Activation recomputation"), choices=RECOMPUTES, group="training"))
+    tp: int = declare(1, TP)
+    pp: int = declare(1, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "pipeline-parallel degree"), QT_TRANSLATE_NOOP("Options", "Pipeline parallel"),
+        minimum=1, maximum=MAX_DEGREE, scope="plan", group="layout"))
+    dp: int = declare(0, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "data-parallel degree (default: GPUs / (tp x pp x cp x ep))"),
+        QT_TRANSLATE_NOOP("Options", "Data parallel"), minimum=1, maximum=1 << 20, scope="plan", group="layout",
+        auto=True))
+    cp: int = declare(1, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "context-parallel degree"), QT_TRANSLATE_NOOP("Options", "Context parallel"),
+        minimum=1, maximum=MAX_DEGREE, scope="plan", group="layout"))
+    ep: int = declare(1, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "expert-parallel degree (MoE models)"),
+        QT_TRANSLATE_NOOP("Options", "Expert parallel"), minimum=1, maximum=MAX_DEGREE, scope="plan", group="layout"))
+    zero: int = declare(0, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also "
+                                            "parameters"),
+        QT_TRANSLATE_NOOP("Options", "ZeRO stage"), minimum=0, maximum=3, scope="plan", group="layout",
+        metavar="{0,1,2,3}"))
+    sequence_parallel: bool = declare(False, Option(
+        "bool", QT_TRANSLATE_NOOP("Options", "Megatron sequence parallelism (needs --tp > 1)"),
+        QT_TRANSLATE_NOOP("Options", "Sequence parallel"), scope="plan", group="layout"))
+    pp_schedule: str = declare("1f1b", Option(
+        "choice", QT_TRANSLATE_NOOP("Options", "pipeline schedule"), QT_TRANSLATE_NOOP("Options", "Pipeline schedule"),
+        choices=PP_SCHEDULES, scope="plan", group="layout"))
+    vp: int = declare(2, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "virtual stages per rank (interleaved)"),
+        QT_TRANSLATE_NOOP("Options", "Virtual stages"), minimum=1, maximum=1024, scope="plan", group="layout"))
+    gpus_per_node: int = 8  # the machine's (the service resolves it), not an option of the layout
 
     def __post_init__(self):
-        for f in ("tp", "pp", "dp", "cp", "ep", "vp", "gpus_per_node"):
-            require_int(f, getattr(self, f), 1)
-        require_int("zero", self.zero, 0, 3)
-        require_choice("pp_schedule", self.pp_schedule, PP_SCHEDULES)
+        check_fields(self)
 
     @property
-    def gpus(self) -> int:
+    def gpus(self):
         return self.tp * self.pp * self.cp * self.ep * self.dp
 
     @property
-    def dense_replicas(self) -> int:
+    def dense_replicas(self):
         """Ranks holding a copy of the same dense weights (ZeRO shards over these)."""
         return self.dp * self.ep * self.cp
 
     @property
-    def expert_replicas(self) -> int:
+    def expert_replicas(self):
         return self.dp * self.cp
 
     @property
     def nodes(self) -> int:
         return math.ceil(self.gpus / self.gpus_per_node)
 
-    def with_changes(self, **changes) -> "ParallelPlan":
-        return replace(self, **changes)
+
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+
+
+@dataclass(frozen=True)
+class Layout(ParallelPlan):
+    """The layout the engine's formulas read: a ParallelPlan's fields (every one, so a new axis
+    reaches the formulas without a signature change) as Python numbers for one estimate or as
+    equal-length numpy columns for a search, with the setup's sequence length and the micro-batches
+    per optimizer step, and what follows from them. ``recompute`` and ``pp_schedule`` may be codes
+    (RECOMPUTE_CODES, 0/1) in columns. Built by ``Layout.of`` (one plan) or a search's enumeration;
+    never checked again (its plan was)."""
+
+    seq_len: Any = None  # the setup's (Layout.of), or a column
+    n_acc: Any = 1
+
+    def __post_init__(self):
+        pass  # a ParallelPlan checked its values; columns come from a search's own enumeration
+
+    @classmethod
+    def of(cls, setup: TrainingSetup, plan: ParallelPlan) -> "Layout":
+        """The layout of one configuration: ``plan`` with ``setup``'s sequence length and accumulation."""
+        kw = {f.name: getattr(plan, f.name) for f in fields(ParallelPlan)}
+        return cls(**kw, seq_len=setup.seq_len, n_acc=grad_accum_steps(setup, plan))
+
+    @cached_property
+    def selective(self):
+        return _is(self.recompute, "selective")
+
+    @cached_property
+    def ckpt(self):
+        return _is(self.recompute, "full")
+
+    @cached_property
+    def interleaved(self):
+        s = self.pp_schedule
+        return s == "interleaved" if isinstance(s, str) else np.asarray(s).astype(bool) if np.ndim(s) else bool(s)
+
+    @cached_property
+    def d_dense(self):
+        """Ranks holding the same dense weights."""
+        return self.dp * self.ep * self.cp
+
+    @cached_property
+    def d_exp(self):
+        """Ranks holding the same experts."""
+        return self.dp * self.cp
+
+    @cached_property
+    def tokens(self):
+        """Tokens per micro-batch and GPU."""
+        return self.micro_batch * self.seq_len / self.cp
+
+    @cached_property
+    def grads_present(self):
+        """Gradients accumulate across micro-batches (accumulation steps, pipeline micro-batches)."""
+        return (self.n_acc > 1) | (self.pp > 1)
+
+    @cached_property
+    def recompute_code(self):
+        r = self.recompute
+        return RECOMPUTE_CODES[r] if isinstance(r, str) else r
+
+
+def _is(value, name: str):
+    """``value`` (a recompute mode, its code, or a column of either) is ``name``."""
+    if isinstance(value, str):
+        return value == name
+    if np.ndim(value) and np.asarray(value).dtype == object:
+        return np.asarray(value) == name
+    return value == RECOMPUTE_CODES[name]
 
 
 _lora_of = lru_cache(maxsize=256)(resolve_lora)
@@ -198,7 +323,7 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
     """Checks that need both the model and the layout; raises InputError naming the option."""
     if setup.lora(model) is not None:
         if setup.offload != "none":
-            raise InputError("offload", "LoRA and QLoRA are modelled without ZeRO-Offload; use --offload none")
+            raise InputError("offload", "LoRA and QLoRA are modelled without ZeRO-Offload; use offload none")
         if setup.optimizer == "adafactor":
             raise InputError("optimizer", "Adafactor over LoRA adapters is not modelled; use adamw, adam, sgd, "
                                           "sgd-momentum or adamw-8bit")
@@ -226,47 +351,18 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
     if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"):
         raise InputError("recipe", "the megatron framework trains with bf16, mixed-bf16 or fp8 (no fp32 weights "
                                    f"or autocast); got {setup.recipe}")
+    if plan.dp < 1:
+        raise InputError("dp", "is not resolved: give dp or the GPU count")
     if setup.global_batch:
-        per_step = setup.micro_batch * plan.dp * plan.ep
+        per_step = plan.micro_batch * plan.dp * plan.ep
         if setup.global_batch % per_step:
             raise InputError("global_batch", f"must be a multiple of micro-batch x data-parallel degree "
-                                             f"({setup.micro_batch} x {plan.dp * plan.ep} = {per_step}); "
+                                             f"({plan.micro_batch} x {plan.dp * plan.ep} = {per_step}); "
                                              f"got {setup.global_batch}")
 
 
-def grad_accum_steps(setup: TrainingSetup, plan: ParallelPlan) -> int:
-    """Micro-batches per optimizer step on each data-parallel rank."""
-    per_step = setup.micro_batch * plan.dp * plan.ep
+def grad_accum_steps(setup: TrainingSetup, plan) -> int:
+    """Micro-batches per optimizer step on each data-parallel rank (``plan``: a ParallelPlan, or columns)."""
     if not setup.global_batch:
         return 1
-    return max(1, setup.global_batch // per_step)
-
-
-@dataclass(frozen=True)
-class InferenceSetup:
-    """A serving workload: batch of concurrent sequences, prompt and generated lengths."""
-
-    batch: int = 1
-    prompt_len: int = 1024
-    new_tokens: int = 128
-    weights_dtype: str = "bf16"
-    kv_dtype: str = "bf16"
-    attention: str = "flash"
-    api: str = "forward-loop"  # the engine's own default; the CLI/GUI default is generate (service/options.py)
-
-    def __post_init__(self):
-        require_int("batch", self.batch, 1)
-        require_int("prompt_len", self.prompt_len, 1)
-        require_int("new_tokens", self.new_tokens, 1)
-        require_choice("weights_dtype", self.weights_dtype, WEIGHT_DTYPES)
-        require_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
-        require_choice("attention", self.attention, ATTENTIONS)
-        require_choice("inference_api", self.api, INFERENCE_APIS)
-
-    @property
-    def context_len(self) -> int:
-        return self.prompt_len + self.new_tokens
-
-
-WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+    return max(1, setup.global_batch // (plan.micro_batch * plan.dp * plan.ep))

@@ -1,4 +1,4 @@
-"""Step time, throughput, time to train, cost; inference speed.
+"""Training step time, throughput, time to train and cost.
 
 A training step is the slowest pipeline stage's micro-batches through the pipeline
 schedule, plus the communication that does not overlap with compute, plus the optimizer
@@ -22,22 +22,23 @@ The simple model efficiency = 1 / (1 + t_comm/t_compute) is the no-overlap speci
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from planner_app.core.arrays import is_array, maximum, where
 from planner_app.core.hardware import compute, network
 from planner_app.core.hardware.network import group_per_node
-from planner_app.core.models.flops import forward_flops_per_token, training_flops_per_token
+from planner_app.core.models.flops import training_flops_per_token
 from planner_app.core.models.trace import factors
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD, DEFAULT_MIX, energy_kwh, hourly_prices_usd, mix_price
-from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.training import checkpoint, memory
 from planner_app.core.training.activations import model_profiles, window_mask
-from planner_app.core.training.memory import RECOMPUTE_CODES, Layout
-from planner_app.core.training.setup import grad_accum_steps, recipe_bytes, validate_plan_for_model
+from planner_app.core.training.setup import (
+    Layout,
+    TrainingSetup,
+    recipe_bytes,
+    validate_plan_for_model,
+)
 from planner_app.core.training.states import stage_layers, stage_params
 
 DEEPSPEED_ZERO3_BW_FRACTION = 0.3  # see step_time's ZeRO-3 comment (Narayanan et al. 2021 Table 2 fit)
@@ -62,17 +63,17 @@ def pcie_gb_s(gen) -> float:
 @dataclass
 class StepTime:
     step_s: float
-    parts: dict = field(default_factory=dict)  # where the time goes (seconds per step)
-    micro_batches: int = 1
-    global_batch: int = 1
-    tokens_per_step: float = 0.0
-    model_flops_per_step: float = 0.0
-    hw_flops_per_step: float = 0.0
-    peak_tflops: float = 0.0
-    gpus: int = 1
-    no_overlap_efficiency: float = 1.0
-    comm_s: float = 0.0
-    compute_s: float = 0.0
+    parts: dict  # where the time goes (seconds per step)
+    micro_batches: int
+    global_batch: int
+    tokens_per_step: float
+    model_flops_per_step: float
+    hw_flops_per_step: float
+    peak_tflops: float
+    gpus: int
+    no_overlap_efficiency: float
+    comm_s: float
+    compute_s: float
 
     @property
     def tokens_per_s(self) -> float:
@@ -87,42 +88,39 @@ class StepTime:
         return self.hw_flops_per_step / (self.step_s * self.gpus * self.peak_tflops * 1e12)
 
 
-def step_time(model, hw, setup, plan, topo=None) -> StepTime:
-    """Time of one optimizer step over the global batch."""
+def step_time(model, hw, setup: TrainingSetup, plan, topo=None) -> StepTime:
+    """Time of one optimizer step over the global batch (``topo``: the network, where it differs from
+    the hardware's own: the scaling curve's latency sensitivity)."""
     validate_plan_for_model(model, setup, plan)
+    c = Layout.of(setup, plan)
     rb = recipe_bytes(setup.recipe, setup.framework)
     eff = hw.efficiency(setup.framework)
-    topo = topo or hw.topology(plan.gpus_per_node)
-    n_acc = grad_accum_steps(setup, plan)
-    global_batch = setup.global_batch or setup.micro_batch * plan.dp * plan.ep
+    topo = topo or hw.topology(c.gpus_per_node)
+    n_acc = c.n_acc
+    global_batch = setup.global_batch or c.micro_batch * c.dp * c.ep
     tokens_step = global_batch * setup.seq_len
     lora = setup.lora(model)
-    model_f, hw_f = training_flops_per_token(model, setup.seq_len, setup.recompute, lora)
+    model_f, hw_f = training_flops_per_token(model, setup.seq_len, c.recompute, lora)
     peak = hw.gpu.peak_tflops(rb.gemm_bits)
     if not model.is_transformer:
-        return _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak)
-    c = Layout.of(setup, plan, n_acc)
-    s = step_breakdown(model, hw, rb, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, plan, rb, lora),
-                       setup.optimizer, setup.framework, setup.offload, plan.gpus_per_node, setup.optimizer_impl, lora)
+        return _cnn_step(model, hw, setup, c, rb, eff, topo, global_batch, peak)
+    s = step_breakdown(model, hw, setup, eff, topo, c, _layer_times(model, hw.gpu, eff, setup, c, rb, lora))
     slow = s["slow"]
     compute_s = n_acc * (slow["compute"] + slow["recompute"]) + s["opt_s"]
     comm_total = n_acc * (slow["tp_comm"] + slow["ep_comm"] + slow["cp_comm"] + s["p2p"]) + s["dp_comm"] + s["gather"]
     return StepTime(step_s=s["step_s"], parts=s["parts"], micro_batches=n_acc, global_batch=global_batch,
                     tokens_per_step=tokens_step, model_flops_per_step=model_f * tokens_step,
-                    hw_flops_per_step=hw_f * tokens_step, peak_tflops=peak, gpus=plan.gpus,
+                    hw_flops_per_step=hw_f * tokens_step, peak_tflops=peak, gpus=c.gpus,
                     no_overlap_efficiency=compute_s / (compute_s + comm_total) if comm_total else 1.0,
                     comm_s=comm_total, compute_s=compute_s)
 
 
-def _layer_times(model, gpu, eff, setup, plan, rb, lora=None) -> dict:
+def _layer_times(model, gpu, eff, setup: TrainingSetup, c: Layout, rb, lora) -> dict:
     """The parts' layer times at this configuration (``part_times`` on Python numbers)."""
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
-                          window_mask(model, setup.seq_len), setup.recompute == "selective", setup.recipe == "fp8",
-                          lora)
-    tokens_mb = setup.micro_batch * setup.seq_len / plan.cp
-    f = factors(tokens_mb, setup.seq_len, plan.tp, plan.sequence_parallel, plan.tp)
-    return part_times(model, prof, gpu, eff, rb, tokens_mb, setup.seq_len, plan.cp, plan.tp, f,
-                      RECOMPUTE_CODES[setup.recompute])
+                          window_mask(model, setup.seq_len), c.selective, setup.recipe == "fp8", lora)
+    f = factors(c.tokens, setup.seq_len, c.tp, c.sequence_parallel, c.tp)
+    return part_times(model, prof, gpu, eff, rb, c.tokens, setup.seq_len, c.cp, c.tp, f, c.recompute_code)
 
 
 def part_times(model, prof, gpu, eff, rb, tokens, seq, cp, tp, f, recompute) -> dict:
@@ -153,17 +151,18 @@ def _when(cond, a):
     return _pick(cond, a, lambda: 0.0)
 
 
-def layer_comm(model, rb, c, topo, gpus_per_node: int, first_fwd):
+def layer_comm(model, rb, c: Layout, topo, first_fwd):
     """Exposed communication per layer and micro-batch: (tp, ep, cp) seconds. Tensor
     parallelism: 2 all-reduces forward and 2 backward; with sequence parallelism 2 all-gathers
     and 2 reduce-scatters each way, the bytes of 4 all-reduces (Korthikanti et al. 2022 sec.
     4.2.2). Experts: dispatch and combine all-to-alls, forward and backward. Context
     parallelism: the K/V ring (every query attends to the whole sequence), partly hidden
     behind attention."""
+    gpus_per_node = c.gpus_per_node
     act_bytes = 2.0 if rb.act_kind != "fp32" else 4.0
     msg = c.tokens * model.hidden * act_bytes
     tp_node = group_per_node(c.tp, 1, gpus_per_node)
-    tp_layer = _when(c.tp > 1, lambda: _pick(c.sp, lambda: 8 * network.all_gather_s(msg, c.tp, topo, tp_node),
+    tp_layer = _when(c.tp > 1, lambda: _pick(c.sequence_parallel, lambda: 8 * network.all_gather_s(msg, c.tp, topo, tp_node),
                                              lambda: 4 * network.all_reduce_s(msg, c.tp, topo, tp_node)))
     ep_layer = 0.0
     if model.is_moe:
@@ -208,13 +207,13 @@ def slowest_stage(c, first: dict, last: dict) -> dict:
     return {k: where(use_last, last[k], first[k]) for k in first}
 
 
-def pipeline(c, t_mb, msg, topo, gpus_per_node: int):
+def pipeline(c: Layout, t_mb, msg, topo):
     """(p2p, schedule, bubble) seconds: 1F1B runs m + p - 1 micro-batch slots; interleaving
     with v stages per rank cuts the bubble to (p - 1)/v slots and sends v times as often
     (Narayanan et al. 2021 sec. 2.2)."""
     v = where(c.interleaved, c.vp, 1)
-    across = c.tp * c.cp * c.ep * c.dp >= gpus_per_node  # one stage spans whole nodes
-    p2p = _when(c.pp > 1, lambda: 2 * network.send_recv_s(msg / where(c.sp, c.tp, 1), across, topo) * v)
+    across = c.tp * c.cp * c.ep * c.dp >= c.gpus_per_node  # one stage spans whole nodes
+    p2p = _when(c.pp > 1, lambda: 2 * network.send_recv_s(msg / where(c.sequence_parallel, c.tp, 1), across, topo) * v)
     slots = where(c.pp > 1, c.n_acc + (c.pp - 1) / v, c.n_acc)
     return p2p, slots * (t_mb + p2p), (slots - c.n_acc) * (t_mb + p2p)
 
@@ -228,10 +227,11 @@ def replica_params(model, c):
     return where(c.pp > 1, maximum(d1, d2), d1), where(c.pp > 1, maximum(e1, e2), e1)
 
 
-def data_parallel_traffic(model, rb, c, topo, gpus_per_node: int, dense_p, expert_p):
+def data_parallel_traffic(model, rb, c: Layout, topo, dense_p, expert_p):
     """(gradient reduction, parameter all-gather) seconds per step: an all-reduce, or under
     ZeRO >= 1 a reduce-scatter then an all-gather of the updated parameters; experts reduce
     over their own replicas."""
+    gpus_per_node = c.gpus_per_node
     comm = c.d_dense > 1
     dp_node = group_per_node(c.d_dense, c.tp, gpus_per_node)
     dp_comm = _when(comm, lambda: _pick(c.zero == 0,
@@ -246,7 +246,7 @@ def data_parallel_traffic(model, rb, c, topo, gpus_per_node: int, dense_p, exper
     return dp_comm, gather
 
 
-def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
+def exposed_traffic(c: Layout, setup: TrainingSetup, dp_comm, gather, t_mb, compute_mb):
     """(reduction, gather) seconds not hidden behind compute. The reduction overlaps the last
     micro-batch's backward (DDP, Megatron's --overlap-grad-reduce) but for a bucket tail;
     ZeRO-3 gathers each layer twice and reduce-scatters once per micro-batch, overlapped
@@ -254,9 +254,9 @@ def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
     in Narayanan et al. 2021's Table 2 runs (175B and 530B, 384-2240 A100s) its collectives
     moved ~0.3 of what the fabric's bus bandwidth allows (docs/validation.md)."""
     per_mb = 2 * gather + dp_comm
-    if framework == "deepspeed":
+    if setup.framework == "deepspeed":
         per_mb = per_mb / DEEPSPEED_ZERO3_BW_FRACTION
-    overlap = ZERO3_OVERLAP.get(framework, ZERO3_OVERLAP_DEFAULT)
+    overlap = ZERO3_OVERLAP.get(setup.framework, ZERO3_OVERLAP_DEFAULT)
     zero3 = (c.zero == 3) & (c.d_dense > 1)
     dp_exposed = where(zero3, c.n_acc * maximum(0.0, per_mb - overlap * t_mb),
                        maximum(0.0, dp_comm - compute_mb * LAST_BACKWARD_SHARE) + DP_EXPOSED_FRACTION * dp_comm)
@@ -264,15 +264,15 @@ def exposed_traffic(c, framework: str, dp_comm, gather, t_mb, compute_mb):
     return dp_exposed, gather_exposed
 
 
-def optimizer_s(c, params, optimizer: str, rb, framework: str, gpu, eff, offload: str, impl: str = "foreach",
-                tensors=0):
+def optimizer_s(c: Layout, setup: TrainingSetup, params, rb, gpu, eff, tensors):
     """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
     ZeRO-Offload. ``tensors``: the trainable parameter tensors of the model (a pipeline stage holds
     its share)."""
-    if offload != "none":
+    if setup.offload != "none":
         return 0.0
     local = params / where(c.zero >= 1, c.d_dense, 1)
-    return compute.optimizer_step_s(local, optimizer, rb, framework, gpu, eff, impl, tensors / c.pp)
+    return compute.optimizer_step_s(local, setup.optimizer, rb, setup.framework, gpu, eff, setup.optimizer_impl,
+                                    tensors / c.pp)
 
 
 def lora_replica(model, rb, c, lora):
@@ -285,31 +285,33 @@ def lora_replica(model, rb, c, lora):
     return n, memory.trainable_bytes(rb, lora), frozen
 
 
-def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framework, offload, gpus_per_node,
-                   impl: str = "foreach", lora=None) -> dict:
-    """The step from the per-layer times, shared by ``step_time`` and ``sweep_time``."""
+def step_breakdown(model, hw, setup: TrainingSetup, eff, topo, c: Layout, times: dict) -> dict:
+    """The step from the per-layer times, shared by ``step_time`` (numbers) and the search (columns,
+    plans/sweep_time.py)."""
+    rb = recipe_bytes(setup.recipe, setup.framework)
+    lora = setup.lora(model)
     first_fwd = (times["dense"] or times["moe"])[0]
-    comm = layer_comm(model, rb, c, topo, gpus_per_node, first_fwd)
+    comm = layer_comm(model, rb, c, topo, first_fwd)
     slow = slowest_stage(c, stage_parts(model, c, times, comm, True, c.pp == 1),
                          stage_parts(model, c, times, comm, False, True))
     t_mb = sum(slow.values())
-    p2p, pipeline_s, bubble_s = pipeline(c, t_mb, comm[3], topo, gpus_per_node)
+    p2p, pipeline_s, bubble_s = pipeline(c, t_mb, comm[3], topo)
     if lora is None:
         dense_p, expert_p = replica_params(model, c)
-        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
+        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, dense_p, expert_p)
     else:
         dense_p, rb, frozen = lora_replica(model, rb, c, lora)
         expert_p = 0.0
-        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, gpus_per_node, dense_p, expert_p)
-        dp_node = group_per_node(c.d_dense, c.tp, gpus_per_node)
+        dp_comm, gather = data_parallel_traffic(model, rb, c, topo, dense_p, expert_p)
+        dp_node = group_per_node(c.d_dense, c.tp, c.gpus_per_node)
         gather = where((c.zero == 3) & (c.d_dense > 1),
                        gather + network.all_gather_s(frozen, maximum(c.d_dense, 2), topo, dp_node), gather)
-    dp_exposed, gather_exposed = exposed_traffic(c, framework, dp_comm, gather, t_mb, slow["compute"])
-    if offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
+    dp_exposed, gather_exposed = exposed_traffic(c, setup, dp_comm, gather, t_mb, slow["compute"])
+    if setup.offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
         dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
     tensors = (checkpoint.param_tensor_count(model) if lora is None
                else lora.adapter_tensors(model.dense_mlp_layers, model.moe_layers))
-    opt = optimizer_s(c, dense_p + expert_p, optimizer, rb, framework, hw.gpu, eff, offload, impl, tensors)
+    opt = optimizer_s(c, setup, dense_p + expert_p, rb, hw.gpu, eff, tensors)
     n = c.n_acc
     parts = {"compute": n * slow["compute"], "recompute": n * slow["recompute"],
              "tensor_parallel_comm": n * slow["tp_comm"], "expert_parallel_comm": n * slow["ep_comm"],
@@ -320,89 +322,21 @@ def step_breakdown(model, hw, rb, eff, topo, c, times: dict, optimizer, framewor
             "dp_exposed_s": dp_exposed + gather_exposed}
 
 
-def _cnn_step(model, hw, setup, plan, rb, eff, topo, n_acc, global_batch, peak) -> StepTime:
+def _cnn_step(model, hw, setup: TrainingSetup, c: Layout, rb, eff, topo, global_batch, peak) -> StepTime:
     """Non-transformers: FLOPs at a large-GEMM efficiency x CNN_GEMM_SHARE, plus the
     gradient all-reduce overlapped with backward."""
-    flops_mb = 3 * model.fwd_flops_per_sample * setup.micro_batch
+    plan, n_acc = c, c.n_acc
+    flops_mb = 3 * model.fwd_flops_per_sample * c.micro_batch
     t_mb = flops_mb / (peak * 1e12 * eff.gemm_max * CNN_GEMM_SHARE)
     grads = model.params_total * rb.grad
     dp_comm = float(network.all_reduce_s(grads, plan.dp, topo, min(plan.dp, plan.gpus_per_node))) if plan.dp > 1 else 0
-    opt_s = compute.optimizer_step_s(model.params_total, setup.optimizer, rb, setup.framework, hw.gpu, eff)
+    opt_s = compute.optimizer_step_s(model.params_total, setup.optimizer, rb, setup.framework, hw.gpu, eff,
+                                     setup.optimizer_impl, 0)
     step = n_acc * t_mb + max(0.0, dp_comm - LAST_BACKWARD_SHARE * t_mb) + opt_s
     return StepTime(step_s=step, parts={"compute": n_acc * t_mb, "data_parallel_comm_exposed": step - n_acc * t_mb - opt_s,
                                         "optimizer_step": opt_s},
                     micro_batches=n_acc, global_batch=global_batch, tokens_per_step=global_batch,
                     model_flops_per_step=flops_mb * n_acc * plan.dp, hw_flops_per_step=flops_mb * n_acc * plan.dp,
-                    peak_tflops=peak, gpus=plan.gpus, comm_s=dp_comm, compute_s=n_acc * t_mb + opt_s)
-
-
-def add_training_time(out: dict, model, hw, setup, plan, overrides) -> StepTime:
-    """Fill the ``flops``, ``time`` and ``cost`` keys of an estimate; returns the model's
-    step time (before any --mfu / --achieved-tflops override) for the advice to compare with."""
-    st = step_time(model, hw, setup, plan)
-    step_s = st.step_s
-    assumptions = out["assumptions"]
-    if overrides.mfu:
-        step_s = st.model_flops_per_step / (overrides.mfu * st.gpus * st.peak_tflops * 1e12)
-        assumptions.append(Text(QT_TRANSLATE_NOOP("Engine", "step time from --mfu {mfu:g} (model FLOPs over peak), "
-                                                            "not the model"), mfu=overrides.mfu))
-    elif overrides.achieved_tflops:
-        step_s = st.hw_flops_per_step / (overrides.achieved_tflops * 1e12 * st.gpus)
-        assumptions.append(Text(QT_TRANSLATE_NOOP("Engine", "step time from --achieved-tflops {tflops:g} per GPU, "
-                                                            "counting hardware FLOPs (recomputation included) as "
-                                                            "Narayanan et al. 2021 do"),
-                                tflops=overrides.achieved_tflops))
-    scale = step_s / st.step_s
-    fwd_tok = forward_flops_per_token(model, setup.seq_len) if model.is_transformer else model.fwd_flops_per_sample
-    out["flops"] = {"per_step": st.model_flops_per_step, "hardware_per_step": st.hw_flops_per_step,
-                    "per_token_forward": fwd_tok,
-                    "six_nd_per_step": 6.0 * model.params_active * st.tokens_per_step,
-                    "peak_tflops_per_gpu": st.peak_tflops}
-    tokens_per_s = st.tokens_per_step / step_s
-    mfu = st.model_flops_per_step / (step_s * st.gpus * st.peak_tflops * 1e12)
-    time = {"step_s": step_s, "tokens_per_s": tokens_per_s, "tokens_per_s_per_gpu": tokens_per_s / st.gpus,
-            "mfu": mfu, "hfu": st.hw_flops_per_step / (step_s * st.gpus * st.peak_tflops * 1e12),
-            "tflops_per_gpu": st.model_flops_per_step / step_s / st.gpus / 1e12,
-            "micro_batches_per_step": st.micro_batches, "global_batch": st.global_batch,
-            "breakdown_s": {k: v * scale for k, v in st.parts.items()},
-            "no_overlap_efficiency": st.no_overlap_efficiency}
-    out["time"] = time
-    cost = {}
-    if setup.tokens:
-        train_s = setup.tokens / tokens_per_s
-        time["train_s"] = train_s
-        time["train_days"] = train_s / 86400
-        hours = train_s / 3600
-        cost["gpu_hours"] = hours * st.gpus
-        cost["energy_kwh"] = energy_kwh(st.gpus, hw.gpu.tdp_w or 700.0, hours)
-        if hw.instance is not None:
-            inst = hw.instance
-            n_inst = math.ceil(st.gpus / inst.gpu_count)
-            per_hour = hourly_prices_usd(inst.prices, getattr(overrides, "cny_per_usd", DEFAULT_CNY_PER_USD))
-            cost["instances"] = n_inst
-            cost["instance_hours"] = n_inst * hours
-            cost["usd_by_price"] = {k: (v * n_inst * hours if v is not None else None) for k, v in per_hour.items()}
-            mix = getattr(overrides, "price_mix", None) or DEFAULT_MIX
-            blended = mix_price(per_hour, mix)
-            cost["mix"] = {k: getattr(mix, k) for k in ("on_demand", "reserved_1yr", "reserved_3yr", "spot")}
-            cost["usd_mix"] = blended * n_inst * hours if blended is not None else None
-            basis = getattr(overrides, "price_basis", None)
-            if basis is not None:  # asked for one price: that price or none, never another one
-                usd = per_hour.get(basis)
-                cost["usd"] = usd * n_inst * hours if usd is not None else None
-                cost["usd_price_basis"] = basis
-            else:
-                od = per_hour.get("on_demand")
-                usd = od if od is not None else next((v for v in per_hour.values() if v is not None), None)
-                if usd is not None:
-                    cost["usd"] = usd * n_inst * hours
-                    cost["usd_price_basis"] = "on_demand" if od is not None else "first known price"
-            cost["currency_source"] = inst.prices.currency
-            cost["price_date"] = inst.prices.date
-        elif getattr(overrides, "usd_per_gpu_hour", None):
-            cost["usd"] = overrides.usd_per_gpu_hour * cost["gpu_hours"]
-    out["cost"] = cost
-    if "gpu_hours" not in cost and setup.tokens == 0:
-        out["assumptions"].append(Text(QT_TRANSLATE_NOOP("Engine", "no --tokens: time to train and cost need a token "
-                                                                   "budget")))
-    return st
+                    peak_tflops=peak, gpus=plan.gpus,
+                    no_overlap_efficiency=(n_acc * t_mb + opt_s) / (n_acc * t_mb + opt_s + dp_comm),
+                    comm_s=dp_comm, compute_s=n_acc * t_mb + opt_s)

@@ -141,7 +141,10 @@ def _input_text(e: dict):
 
 def _fits_text(e: dict, o: dict) -> str:
     """yes / tight (fits with less free than the margin in ``o``) / NO."""
-    from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+    from planner_app.core.hardware.fit import (
+        DEFAULT_MIN_HEADROOM_FRACTION,
+        memory_verdict,
+    )
     m = e["memory"]
     v = memory_verdict(m["device_bytes"], m["capacity_bytes"], o.get("_min_headroom", DEFAULT_MIN_HEADROOM_FRACTION))
     return {"fits": QCoreApplication.translate("Compare", "yes"), "tight": QCoreApplication.translate("Compare", "tight"),

@@ -7,7 +7,6 @@ import html
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QFormLayout,
     QGraphicsOpacityEffect,
@@ -24,19 +23,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from planner_app import units
+from planner_app import scenario, units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
-from planner_app.service.options import OPTION_DEFAULTS
+from planner_app.core.options import options_of
+from planner_app.core.requests import InferenceRequest, TrainingRequest
+from planner_app.service.estimate import run_estimate
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import (
     ChoiceField,
-    add_option_row,
-    option_choice_field,
-    option_int_field,
     option_label,
-    with_option_tooltip,
 )
-from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
+from planner_app.ui.option_form import OptionForm
+from planner_app.ui.pages.hardware import (
+    hardware_choices,
+    hw_key,
+    parse_hw_key,
+    plan_hardware,
+)
 from planner_app.ui.workers import TaskSlot
 
 # Edits are coalesced for this long before recomputing; with the ~20 ms estimate an edit shows
@@ -90,10 +93,10 @@ def breakdown_labels() -> dict:
     return {k: QCoreApplication.translate("Breakdown", v) for k, v in BREAKDOWN_LABELS.items()}
 
 
-def estimate_task(options: dict, db):
+def estimate_task(request, db):
+    """The background task: the estimate of ``request``, as its JSON."""
     def run(progress, cancelled):
-        from planner_app.service.estimate import estimate_from_options
-        return estimate_from_options(options, db)
+        return run_estimate(request, db).to_json()
     return run
 
 
@@ -155,32 +158,24 @@ class PlanPage(QWidget):
             self.hardware.addItem(label, hw_key(kind, ident))
         self.hardware.completer().setFilterMode(Qt.MatchContains)
         self.hardware.completer().setCaseSensitivity(Qt.CaseInsensitive)
-        # ranges, choices and defaults from the option table (service/options.py)
-        self.gpus = option_int_field("gpus", auto=self.tr("auto"))
-        self.gpus_per_node = option_int_field("gpus_per_node", auto=self.tr("auto"))
-        self.axes = {a: option_int_field(a) for a in ("tp", "pp", "cp", "ep")}
-        self.zero = with_option_tooltip("zero", ChoiceField([(z, f"ZeRO-{z}" if z else self.tr("none"))
-                                                             for z in range(4)], 0))
-        self.sp = with_option_tooltip("sequence_parallel", QCheckBox(option_label("sequence_parallel")))
-        self.schedule = option_choice_field("pp_schedule")
-        self.fabric = with_option_tooltip("fabric", ChoiceField(
-            [(None, self.tr("default"))] + [(r["id"], r["name"]) for r in db.records["fabrics"] if r["scope"] == "inter"]))
-        self.nics = option_int_field("nics_per_node", auto=self.tr("auto"))
+        # a row for every option of the plan's machine and layout (core/requests.py); the host side has
+        # its own panel, dp shows what the GPU count leaves for it
+        self.zero = _ZeroField(self.tr("none"))
+        self.fabric = _FabricField(db, self.tr("default"))
+        plan_opts = [o for o in options_of(TrainingRequest).values()
+                     if o.scope == "plan" and o.group in ("machine", "layout", "network") and o.key != "dp"]
+        self.layout_form = OptionForm(plan_opts, custom={"zero": self.zero, "fabric": self.fabric})
+        self.zero.currentIndexChanged.connect(self.layout_form.edited)
+        self.fabric.currentIndexChanged.connect(self.layout_form.edited)
         form.addRow(self.tr("Name"), self.name)
         form.addRow(self.tr("GPU or instance"), self.hardware)
-        for key, w in (("gpus", self.gpus), ("gpus_per_node", self.gpus_per_node), ("tp", self.axes["tp"]),
-                       ("pp", self.axes["pp"]), ("cp", self.axes["cp"]), ("ep", self.axes["ep"]), ("zero", self.zero)):
-            add_option_row(form, key, w)
-        form.addRow("", self.sp)
-        for key, w in (("pp_schedule", self.schedule), ("fabric", self.fabric), ("nics_per_node", self.nics)):
-            add_option_row(form, key, w)
+        form.addRow(self.layout_form)
         self.dp_label = QLabel()
         self.dp_label.setWordWrap(True)
         form.addRow(option_label("dp"), self.dp_label)
         self.form = form
-        # fields a single inference batch does not use (it runs on tp GPUs of one node)
-        self.training_only = (self.gpus, self.gpus_per_node, self.axes["pp"], self.axes["cp"], self.axes["ep"],
-                              self.zero, self.sp, self.schedule, self.fabric, self.nics, self.dp_label)
+        # the options a single inference batch takes (it runs on tp GPUs of one node)
+        self.inference_keys = set(options_of(InferenceRequest))
         self._names_typed: set[int] = set()  # plans whose name the user typed (kept when the hardware changes)
         ll.addWidget(box)
         self.error = QLabel()
@@ -254,15 +249,15 @@ class PlanPage(QWidget):
         self.name.editingFinished.connect(self._edited)
         self.name.textEdited.connect(lambda _t: self._names_typed.add(self.index))
         self.hardware.currentIndexChanged.connect(self._hardware_changed)
-        for w in (self.gpus, self.gpus_per_node, self.nics, *self.axes.values()):
-            w.valueChanged.connect(self._edited)
-        for w in (self.zero, self.schedule, self.fabric):
-            w.currentIndexChanged.connect(self._edited)
-        self.sp.toggled.connect(self._edited)
+        self.layout_form.edited.connect(self._edited)
         for f in self.host_panel.fields.values():
             f.value_changed.connect(self._edited)
         doc.changed.connect(self._doc_changed)
         self.load_from_doc()
+
+    def field(self, key: str):
+        """The input of option ``key`` (its row of the layout form)."""
+        return self.layout_form.widget(key)
 
     # ---- document -> widgets ---------------------------------------------------------------
     def _doc_changed(self, what):
@@ -277,8 +272,9 @@ class PlanPage(QWidget):
         self.schedule_recompute()
 
     def _show_mode_fields(self, mode: str) -> None:
-        for w in self.training_only:
-            self.form.setRowVisible(w, mode != "inference")
+        for key in self.layout_form.fields:
+            self.layout_form.set_row_visible(key, mode != "inference" or key in self.inference_keys)
+        self.form.setRowVisible(self.dp_label, mode != "inference")
         # checkpoints, host RAM for offloaded states and the input pipeline belong to training runs
         self.host_panel.setVisible(mode != "inference")
 
@@ -311,15 +307,7 @@ class PlanPage(QWidget):
                     i = -1
             if i >= 0:
                 self.hardware.setCurrentIndex(i)
-            self.gpus.setValue(int(p.get("gpus") or 0))
-            self.gpus_per_node.setValue(int(p.get("gpus_per_node") or 0))
-            for a, f in self.axes.items():
-                f.setValue(int(p.get(a) or 1))
-            self.zero.set_value(int(p.get("zero") or 0))
-            self.sp.setChecked(bool(p.get("sequence_parallel")))
-            self.schedule.set_value(p.get("pp_schedule", OPTION_DEFAULTS["pp_schedule"]))
-            self.fabric.set_value(p.get("fabric"))
-            self.nics.setValue(int(p.get("nics_per_node") or 0))
+            self.layout_form.set_values(p)
             self.host_panel.load(p)
         finally:
             self._loading = False
@@ -366,14 +354,8 @@ class PlanPage(QWidget):
             self.error.setText(self.tr("GPU or instance: choose one from the list"))
             return
         kind, ident = parse_hw_key(data)
-        values = {"name": self.name.text().strip() or None, "gpu": ident if kind == "gpu" else None,
-                  "instance": ident if kind == "instance" else None, "gpus": self.gpus.value_or_none(),
-                  "gpus_per_node": self.gpus_per_node.value_or_none(),
-                  "zero": self.zero.value() or None, "sequence_parallel": self.sp.isChecked() or None,
-                  "pp_schedule": None if self.schedule.value() == OPTION_DEFAULTS["pp_schedule"] else
-                  self.schedule.value(),
-                  "fabric": self.fabric.value(), "nics_per_node": self.nics.value_or_none()}
-        values.update({a: (f.value() if f.value() > 1 else None) for a, f in self.axes.items()})
+        values = {"name": self.name.text().strip() or None, **self.layout_form.values(),
+                  "gpu": ident if kind == "gpu" else None, "instance": ident if kind == "instance" else None}
         values.update(self.host_panel.option_values())
         self.doc.update_plan(self.index, **values)
 
@@ -384,13 +366,12 @@ class PlanPage(QWidget):
             self.stale_timer.start()
 
     def recompute(self):
-        from planner_app import scenario
         try:
-            opts = scenario.plan_options(self.doc.data, self.index)
+            request = scenario.plan_request(self.doc.data, self.index)
         except (ValueError, KeyError, IndexError) as e:
             self._show_error(e)
             return
-        self.slot.start(estimate_task(opts, self.db))
+        self.slot.start(estimate_task(request, self.db))
 
     def set_min_headroom(self, fraction: float) -> None:
         """The user's memory margin (Settings); the verdict is redrawn at once."""
@@ -482,7 +463,9 @@ class PlanPage(QWidget):
             comps["runtime overheads"] = [overhead / 1e9]
         self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9],
                                    labels=breakdown_labels())
-        from planner_app.i18n import engine_text  # engine sentences in the UI's language
+        from planner_app.i18n import (
+            engine_text,  # engine sentences in the UI's language
+        )
         advice = [engine_text(est["advice"]["text"])] if est.get("advice") else []
         advice += [engine_text(a) for a in est.get("host", {}).get("advice", [])]
         self.advice.setText((self.tr("Advice: ") + " ".join(advice)) if advice else "")
@@ -593,3 +576,23 @@ class PlanPage(QWidget):
         if by.get("spot"):
             parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
         return _lines_html(parts) + self._price_html()
+
+
+class _ZeroField(ChoiceField):
+    """The ZeRO stage as users name it: none, ZeRO-1, ZeRO-2, ZeRO-3."""
+
+    def __init__(self, none: str):
+        super().__init__([(z, f"ZeRO-{z}" if z else none) for z in range(4)], 0)
+
+
+class _FabricField(ChoiceField):
+    """The inter-node network: the default (the instance's, else InfiniBand NDR) or one of the spec
+    database's networks."""
+
+    def __init__(self, db, default: str):
+        super().__init__([(None, default)] + [(r["id"], r["name"]) for r in db.records["fabrics"]
+                                              if r["scope"] == "inter"])
+
+    def set_value(self, v) -> None:
+        i = self.findData(v) if v is not None else 0
+        self.setCurrentIndex(max(i, 0))

@@ -312,7 +312,10 @@ class ProbePage(QWidget):
     def _model_shapes(self) -> list:
         """The GEMM shapes of the Workload page's preset model at the validation settings (the
         probe measures them sustained, with its typical set); none for an imported model."""
-        from planner_app.service.validation import model_gemm_shapes, parse_validate_args
+        from planner_app.service.validation import (
+            model_gemm_shapes,
+            parse_validate_args,
+        )
         model_ref = self.doc.data.get("workload", {}).get("model")
         if not isinstance(model_ref, str):
             return []

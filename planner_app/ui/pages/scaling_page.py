@@ -3,8 +3,20 @@ per network, with the no-overlap 1/(1 + t_comm/t_compute) reference dashed."""
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
+from planner_app import scenario
+from planner_app.core.requests import ScalingCurves, ScalingRequest
+from planner_app.service.scaling import run_scaling
 from planner_app.ui.charts.lines import ScalingChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
@@ -27,26 +39,19 @@ def parse_nodes(text: str) -> list[int]:
     return sorted(set(out))
 
 
-def scaling_request(sc: dict, fabrics: list[str], nodes: list[int], weak: bool):
-    """The scaling service's request for the scenario's chosen plan (its calibration profile
-    included) and the page's networks and node counts."""
-    from planner_app import scenario
-    from planner_app.service.options import INFERENCE_ONLY
-    from planner_app.service.scaling import ScalingRequest
-
+def scaling_request(sc: dict, fabrics: list[str], nodes: list[int], weak: bool) -> ScalingRequest:
+    """The scaling service's request: the scenario's chosen plan as it is estimated (its request,
+    calibration profile included) and the page's networks and node counts."""
     if sc["workload"].get("mode", "training") != "training":
         raise ValueError("scaling curves are for training plans; the workload is inference")
-    opts = scenario.plan_options(sc, sc.get("chosen_plan", 0))
-    # a training workload may still hold the inference fields the Workload page keeps
-    opts = {k: v for k, v in opts.items() if k not in INFERENCE_ONLY and k != "mode"}
-    return ScalingRequest(options=opts, fabrics=tuple(fabrics), nodes=tuple(nodes), weak=weak)
+    plan = scenario.plan_request(sc, sc.get("chosen_plan", 0))
+    return ScalingRequest(plan=plan, curves=ScalingCurves(nodes=",".join(map(str, nodes)),
+                                                          fabrics=",".join(fabrics) or None, weak=weak))
 
 
 def scaling_task(sc: dict, db, fabrics: list[str], nodes: list[int], weak: bool):
     """The background task: the scaling service on the request built from the scenario."""
     def run(progress, cancelled):
-        from planner_app.service.scaling import run_scaling
-
         return run_scaling(scaling_request(sc, fabrics, nodes, weak), db, progress, cancelled)
     return run
 

@@ -17,8 +17,12 @@ from PySide6.QtWidgets import (
 )
 
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
-from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.options import build, options_of
+from planner_app.core.plans.cost import cny_rate
+from planner_app.core.requests import SearchRequest
+from planner_app.core.training.setup import TrainingSetup
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
 from planner_app.ui.models.table_model import Column, RowsTableModel
@@ -37,34 +41,29 @@ def price_basis_labels() -> dict:
 
 
 def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
-                   price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
-    """The search service's request for the scenario's workload and the page's constraints
-    (the workload's unset options take the service's defaults, which are ``estimate``'s)."""
-    from planner_app.service.search import SearchRequest
-
+                   price_basis: str | None = None, min_headroom_fraction: float | None = None) -> SearchRequest:
+    """The search service's request for the scenario's workload (its training setup options) and the
+    page's constraints (what the workload leaves unset takes ``estimate``'s defaults)."""
     w = sc["workload"]
     if w.get("mode", "training") != "training":
         raise ValueError("search plans training runs; switch the workload to training")
     if not w.get("tokens"):
         raise ValueError("Tokens: the search needs a training budget; set Tokens on the Workload page")
-    return SearchRequest(model=w["model"], tokens=float(w["tokens"]), machines=tuple(machines), max_gpus=max_gpus,
-                         seq_len=w.get("seq_len"), global_batch=w.get("global_batch"), recipe=w.get("recipe"),
-                         framework=w.get("framework"), optimizer=w.get("optimizer"), attention=w.get("attention"),
-                         optimizer_impl=w.get("optimizer_impl"),
-                         **{k: w.get(k) for k in ("finetune", "lora_rank", "lora_targets", "lora_dtype",
-                                                  "lora_dropout", "qlora_prepare")},
-                         deadline_days=deadline, budget_usd=budget, objective=objective, top=top,
-                         price_basis=price_basis, cny_per_usd=sc.get("cny_per_usd"),
-                         calibration=sc.get("calibration"),
-                         **({} if min_headroom_fraction is None else {"min_headroom_fraction": min_headroom_fraction}))
+    setup = options_of(TrainingSetup)
+    values = {"model": w["model"], **{k: v for k, v in w.items() if k in setup},
+              "instance": ",".join(n for k, n in machines if k == "instance") or None,
+              "gpu": ",".join(n for k, n in machines if k == "gpu") or None,
+              "max_gpus": max_gpus, "deadline_days": deadline, "budget_usd": budget, "objective": objective,
+              "top": top, "price": price_basis, "cny_per_usd": sc.get("cny_per_usd"),
+              "calibration": sc.get("calibration"),
+              "min_headroom_pct": None if min_headroom_fraction is None else min_headroom_fraction * 100}
+    return build(SearchRequest, values, "the search")
 
 
 def search_task(sc: dict, db, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
-                price_basis: str = "on_demand", min_headroom_fraction: float | None = None):
+                price_basis: str | None = None, min_headroom_fraction: float | None = None):
     """The background task: the search service on the request built from the scenario."""
     def run(progress, cancelled):
-        from planner_app.service.search import run_search
-
         request = search_request(sc, machines, max_gpus, deadline, budget, objective, top, price_basis,
                                  min_headroom_fraction)
         return run_search(request, db, progress, cancelled)
@@ -192,7 +191,7 @@ class SearchPage(QWidget):
             Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation"))]
 
     def _cny_rate(self) -> float:
-        return self.doc.data.get("cny_per_usd") or DEFAULT_CNY_PER_USD
+        return cny_rate(self.doc.data.get("cny_per_usd"))
 
     def _is_cny(self, plan) -> bool:
         """Whether the plan's instance is priced in CNY (its USD cost is converted)."""
@@ -256,8 +255,8 @@ class SearchPage(QWidget):
 
     def workload_from_result(self, p: dict) -> dict:
         """The workload options the row was scored with (the Plan page then gives its numbers)."""
-        return {k: p["plan"][k] for k in ("micro_batch", "recompute", "seq_len", "global_batch", "recipe",
-                                           "framework", "optimizer", "attention", "offload")}
+        return {k: p["plan"].get(k) for k in ("micro_batch", "recompute", *options_of(TrainingSetup))
+                if k != "tokens"}
 
     def plan_from_result(self, p: dict) -> dict:
         """A scenario plan holding the row's full layout (scenario.PLAN_KEYS)."""

@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.service.options import SERVE_BY_KEY
-from planner_app.service.serving_plans import SECTION_DEFAULTS
+from planner_app.core.requests import ServeRequest, ServeSearchRequest, SloTargets, serve_section_options
+from planner_app.core.options import build
+from planner_app.service.serving import run_serve, run_slo_search
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.charts.lines import ServingParetoChart
 from planner_app.ui.fields import (
@@ -37,13 +38,22 @@ from planner_app.ui.fields import (
     with_option_tooltip,
 )
 from planner_app.ui.models.table_model import Column, RowsTableModel
-from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key, plan_hardware
+from planner_app.ui.pages.hardware import (
+    hardware_choices,
+    hw_key,
+    parse_hw_key,
+    plan_hardware,
+)
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEBOUNCE_MS = 150  # STYLE.md: edits are coalesced before recomputing
-# A first look at a serving deployment when the scenario has no serve section yet (declared in the
-# service, so the report and Compare fill an incomplete serve section the same way).
-DEFAULTS = SECTION_DEFAULTS
+SERVE_OPTIONS = serve_section_options()
+# The deployment the page starts from when the scenario has no serve section yet (the first edit writes
+# every field into the section): the issue's example traffic (2K in / 512 out, 64 concurrent users,
+# TTFT under 1 s, 30 tokens/s per user) and tp 8, one 8-GPU server, the usual serving unit (a 70B
+# model in bf16 does not fit on one GPU). Other keys: the serve request's defaults.
+SERVE_EXAMPLE = {"tp": 8, "isl": 2048, "osl": 512, "concurrency": 64, "ttft_ms": 1000.0, "tpot_ms": 1000.0 / 30}
+DEFAULTS = SERVE_EXAMPLE
 DEFAULT_SEARCH_MACHINES = ("p5.48xlarge", "p5en.48xlarge", "a3-megagpu-8g")  # priced: the ranking has a cost
 RESULT_KEYS = ("ttft_ms", "benchmark_ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s",
                "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "requests_per_s", "kv_cache_tokens", "max_concurrency", "usd_per_m")
@@ -108,30 +118,26 @@ def verdict_text(out: dict) -> str:
         gpus=d["gpus"], n=out["max_concurrency"])
 
 
-def serve_request(sc: dict, values: dict):
-    """The serve service's request: the scenario's model and the page's inputs (serve's option names)."""
-    from planner_app.service.serving import ServeRequest
-
-    keys = ("gpu", "instance", "tp", "pp", "ep", "replicas", "isl", "osl", "concurrency", "request_rate",
-            "weights_dtype", "kv_dtype", "engine", "gpu_memory_utilization")
-    return ServeRequest(model=sc["workload"]["model"], cny_per_usd=sc.get("cny_per_usd"),
-                        calibration=sc.get("calibration"),
-                        **{k: values[k] for k in keys if values.get(k) is not None})
+def serve_request(sc: dict, values: dict) -> ServeRequest:
+    """The serve service's request: the scenario's model, prices and calibration and the page's inputs
+    (the serve request's option names; an error names the field)."""
+    return build(ServeRequest, {"model": sc["workload"]["model"], "cny_per_usd": sc.get("cny_per_usd"),
+                                "calibration": sc.get("calibration"), **values}, "the Serve page")
 
 
 def serve_task(sc: dict, values: dict, db):
     def run(progress, cancelled):
-        from planner_app.service.estimate import json_safe
-        from planner_app.service.serving import run_serve
-        return json_safe(run_serve(serve_request(sc, values), db))
+        return run_serve(serve_request(sc, values), db).to_json()
     return run
 
 
 def slo_task(sc: dict, values: dict, machines: list, ttft_ms: float, tpot_ms: float, db):
     def run(progress, cancelled):
-        from planner_app.service.serving_search import request_for_search, run_slo_search
-        req = request_for_search(serve_request(sc, {**values, "gpu": None, "instance": None}))
-        return run_slo_search(req, tuple(machines), ttft_ms, tpot_ms, db)
+        names = {"instance": ",".join(i for k, i in machines if k == "instance") or None,
+                 "gpu": ",".join(i for k, i in machines if k == "gpu") or None}
+        serve = serve_request(sc, {**values, **names})
+        return run_slo_search(ServeSearchRequest(serve=serve, targets=SloTargets(ttft_ms=ttft_ms, tpot_ms=tpot_ms)),
+                              db)
     return run
 
 
@@ -170,7 +176,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
 
     # ---- building ---------------------------------------------------------------------------
     def _build_inputs(self) -> QWidget:
-        t = SERVE_BY_KEY
+        t = SERVE_OPTIONS
         box = QWidget()
         ll = QVBoxLayout(box)
         self.model_label = QLabel()
@@ -245,12 +251,12 @@ class ServePage(RecomputeWhenVisible, QWidget):
         box = QGroupBox(self.tr("SLO search"))
         v = QVBoxLayout(box)
         form = QFormLayout()
-        self.ttft_target = option_number_field("ttft_ms", placeholder="ms", table=SERVE_BY_KEY)
-        self.tpot_target = option_number_field("tpot_ms", placeholder="ms", table=SERVE_BY_KEY)
+        self.ttft_target = option_number_field("ttft_ms", placeholder="ms", table=SERVE_OPTIONS)
+        self.tpot_target = option_number_field("tpot_ms", placeholder="ms", table=SERVE_OPTIONS)
         for key, w in (("ttft_ms", self.ttft_target), ("tpot_ms", self.tpot_target)):
-            add_option_row(form, key, w, SERVE_BY_KEY)
+            add_option_row(form, key, w, SERVE_OPTIONS)
             label = form.labelForField(w)
-            label.setText(f"{label.text()} ({SERVE_BY_KEY[key].unit})")
+            label.setText(f"{label.text()} ({SERVE_OPTIONS[key].unit})")
         v.addLayout(form)
         v.addWidget(QLabel(self.tr("Machines to consider")))
         self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(self.db)],
@@ -372,8 +378,8 @@ class ServePage(RecomputeWhenVisible, QWidget):
             if by_rate:
                 self.request_rate.set_value(float(serve["request_rate"]))
             for k, w in (("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype), ("engine", self.engine)):
-                w.set_value(serve.get(k, SERVE_BY_KEY[k].default))
-            self.gmu.setValue(float(serve.get("gpu_memory_utilization", SERVE_BY_KEY["gpu_memory_utilization"].default)))
+                w.set_value(serve.get(k, SERVE_OPTIONS[k].default))
+            self.gmu.setValue(float(serve.get("gpu_memory_utilization", SERVE_OPTIONS["gpu_memory_utilization"].default)))
             self.ttft_target.set_value(float(serve.get("ttft_ms", DEFAULTS["ttft_ms"])))
             self.tpot_target.set_value(float(serve.get("tpot_ms", round(DEFAULTS["tpot_ms"], 2))))
         finally:

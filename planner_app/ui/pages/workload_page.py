@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -22,20 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from planner_app.core.training.setup import TrainingSetup
+from planner_app.core.options import options_of
+from planner_app.core.requests import MODE, InferenceRequest, TrainingRequest
 from planner_app.i18n import engine_text
-from planner_app.service.options import BY_KEY, OPTION_DEFAULTS
-from planner_app.ui.fields import (
-    ChoiceField,
-    IntField,
-    NumberField,
-    add_option_row,
-    option_choice_field,
-    option_int_field,
-    option_label,
-    option_number_field,
-    with_option_tooltip,
-)
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.ui.fields import ChoiceField, IntField, NumberField
+from planner_app.ui.option_form import OptionForm
 
 DIMS = (("hidden", "hidden size", 64, 65536), ("layers", "layers", 1, 1024), ("heads", "attention heads", 1, 1024),
         ("kv_heads", "key/value heads", 1, 1024), ("ffn_hidden", "feed-forward size", 1, 1 << 20),
@@ -110,73 +100,39 @@ class WorkloadPage(QWidget):
         slay.addStretch(1)
         root.addWidget(sbox, 1)
 
-        train = QWidget()
-        tf = QFormLayout(train)
-        # labels, help, ranges, choices and defaults from the option table (service/options.py)
-        self.micro_batch = option_int_field("micro_batch")
-        self.seq_len = option_int_field("seq_len", value=4096)
-        self.global_batch = option_int_field("global_batch", auto=self.tr("auto"))
-        self.tokens = option_number_field("tokens", placeholder=self.tr("e.g. 1e12 (optional)"))
-        self.recipe = option_choice_field("recipe", auto=self.tr("auto"))
-        self.optimizer = option_choice_field("optimizer")
-        self.optimizer_impl = option_choice_field("optimizer_impl")
-        self.attention = option_choice_field("attention", auto=self.tr("auto"))
-        self.recompute = option_choice_field("recompute")
-        self.framework = option_choice_field("framework")
-        self.offload = option_choice_field("offload")
-        for key in ("micro_batch", "seq_len", "global_batch", "tokens", "recipe", "optimizer", "optimizer_impl",
-                    "attention", "recompute", "framework", "offload"):
-            add_option_row(tf, key, getattr(self, key))
-        # fine-tuning: LoRA / QLoRA as PEFT and bitsandbytes run them (core/training/lora.py)
-        self.finetune = option_choice_field("finetune")
-        self.lora_rank = option_int_field("lora_rank", value=TrainingSetup.lora_rank)
-        self.lora_targets = with_option_tooltip("lora_targets", QComboBox())
-        self.lora_targets.setEditable(True)
-        self.lora_targets.addItems(["", "all-linear", "q_proj,v_proj", "q_proj,k_proj,v_proj,o_proj"])
-        self.lora_targets.lineEdit().setPlaceholderText(self.tr("PEFT's default for the model"))
-        self.lora_dtype = option_choice_field("lora_dtype")
-        opt = BY_KEY["lora_dropout"]
-        self.lora_dropout = with_option_tooltip("lora_dropout", QDoubleSpinBox())
-        self.lora_dropout.setRange(opt.minimum, opt.maximum)
-        self.lora_dropout.setDecimals(3)
-        self.lora_dropout.setSingleStep(0.05)
-        self.qlora_prepare = with_option_tooltip("qlora_prepare", QCheckBox(option_label("qlora_prepare")))
-        for key in ("finetune", "lora_rank", "lora_targets", "lora_dtype", "lora_dropout"):
-            add_option_row(tf, key, getattr(self, key))
-        tf.addRow("", self.qlora_prepare)
-        self.stack.addWidget(train)
-
+        # the training and inference setups: a row for every workload option of the requests
+        # (core/requests.py), its label, help, range, choices and default from the option
+        self.lora_targets = _TargetsField(translate("WorkloadPage", "PEFT's default for the model"))
+        train_opts = [o for o in options_of(TrainingRequest).values() if o.scope == "workload" and o.kind != "model"]
+        self.train_form = OptionForm(train_opts, custom={"lora_targets": self.lora_targets})
+        self.lora_targets.edited.connect(self.train_form.edited)
+        self.stack.addWidget(self.train_form)
         infer = QWidget()
-        inf = QFormLayout(infer)
-        self.batch = option_int_field("batch")
-        self.prompt_len = option_int_field("prompt_len")
-        self.new_tokens = option_int_field("new_tokens")
-        self.weights_dtype = option_choice_field("weights_dtype")
-        self.kv_dtype = option_choice_field("kv_dtype")
-        self.inference_api = option_choice_field("inference_api")
-        for key in ("batch", "prompt_len", "new_tokens", "inference_api", "weights_dtype", "kv_dtype"):
-            add_option_row(inf, key, getattr(self, key))
+        inf = QVBoxLayout(infer)
+        inf.setContentsMargins(0, 0, 0, 0)
+        infer_opts = [o for o in options_of(InferenceRequest).values()
+                      if o.scope == "workload" and o.kind != "model" and o.key not in self.train_form.fields]
+        self.infer_form = OptionForm(infer_opts)
+        inf.addWidget(self.infer_form)
         # the scenario's own target (not an estimate option)
+        tgt = QFormLayout()
         self.target = NumberField(self.tr("Target tokens/s"), placeholder=self.tr("optional"))
-        inf.addRow(self.tr("Target tokens/s"), self.target)
+        tgt.addRow(self.tr("Target tokens/s"), self.target)
+        inf.addLayout(tgt)
         self.stack.addWidget(infer)
 
         self.model_combo.currentIndexChanged.connect(self._preset_chosen)
         self.mode.currentIndexChanged.connect(self._edited)
-        for w in (self.micro_batch, self.seq_len, self.global_batch, self.batch, self.prompt_len, self.new_tokens):
-            w.valueChanged.connect(self._edited)
-        for w in (self.recipe, self.optimizer, self.optimizer_impl, self.attention, self.recompute, self.framework,
-                  self.offload, self.weights_dtype, self.kv_dtype, self.finetune, self.lora_dtype, self.inference_api):
-            w.currentIndexChanged.connect(self._edited)
-        self.lora_rank.valueChanged.connect(self._edited)
-        self.lora_dropout.valueChanged.connect(self._edited)
-        self.lora_targets.lineEdit().editingFinished.connect(self._edited)
-        self.lora_targets.activated.connect(self._edited)
-        self.qlora_prepare.toggled.connect(self._edited)
-        self.tokens.value_changed.connect(self._edited)
+        self.train_form.edited.connect(self._edited)
+        self.infer_form.edited.connect(self._edited)
         self.target.value_changed.connect(self._edited)
         doc.changed.connect(self._doc_changed)
         self.load_from_doc()
+
+    def field(self, key: str):
+        """The input of option ``key`` (a row of the training or the inference form)."""
+        form = self.train_form if key in self.train_form.fields else self.infer_form
+        return form.widget(key)
 
     # ---- document -> widgets -----------------------------------------------------------------
     def _doc_changed(self, what):
@@ -213,29 +169,11 @@ class WorkloadPage(QWidget):
             if isinstance(model, str):
                 self.model_combo.set_value(model)
             self._show_model(model)
-            d = OPTION_DEFAULTS  # a key the scenario leaves out shows the engine's default
-            mode = w.get("mode", d["mode"])
+            mode = w.get("mode", MODE.default)
             self.mode.set_value(mode)
             self.stack.setCurrentIndex(0 if mode == "training" else 1)
-            self.micro_batch.setValue(int(w.get("micro_batch", d["micro_batch"])))
-            self.seq_len.setValue(int(w.get("seq_len") or 4096))
-            self.global_batch.setValue(int(w.get("global_batch") or 0))
-            self.tokens.set_value(w.get("tokens"))
-            for key, field in (("recipe", self.recipe), ("optimizer", self.optimizer),
-                               ("optimizer_impl", self.optimizer_impl), ("attention", self.attention),
-                               ("recompute", self.recompute), ("framework", self.framework), ("offload", self.offload),
-                               ("weights_dtype", self.weights_dtype), ("kv_dtype", self.kv_dtype)):
-                field.set_value(w.get(key, d[key]))
-            for key, field in (("batch", self.batch), ("prompt_len", self.prompt_len), ("new_tokens", self.new_tokens)):
-                field.setValue(int(w.get(key, d[key])))
-            self.inference_api.set_value(w.get("inference_api") or d["inference_api"])
-            self.finetune.set_value(w.get("finetune") or d["finetune"])
-            self.lora_rank.setValue(int(w.get("lora_rank") or TrainingSetup.lora_rank))
-            self.lora_targets.setEditText(w.get("lora_targets") or "")
-            self.lora_dtype.set_value(w.get("lora_dtype") or TrainingSetup.lora_dtype)
-            self.lora_dropout.setValue(float(w.get("lora_dropout") or 0.0))
-            self.qlora_prepare.setChecked(bool(w.get("qlora_prepare")))
-            self._enable_lora_fields()
+            self.train_form.set_values(w)
+            self.infer_form.set_values(w)
             self.target.set_value(w.get("target_tokens_per_s"))
             self._load_meta()
         finally:
@@ -318,45 +256,32 @@ class WorkloadPage(QWidget):
         if path:
             self.import_config(path)
 
-    def _enable_lora_fields(self):
-        lora = self.finetune.value() != "full"
-        for w in (self.lora_rank, self.lora_targets, self.lora_dtype, self.lora_dropout):
-            w.setEnabled(lora)
-        self.qlora_prepare.setEnabled(self.finetune.value() == "qlora")
-
-    def _lora_values(self, training: bool) -> dict:
-        """The scenario's fine-tuning keys: unset (None) unless LoRA/QLoRA is chosen, and then only
-        what differs from PEFT's defaults."""
-        ft = self.finetune.value() if training else "full"
-        lora = ft != "full"
-        targets = self.lora_targets.currentText().strip()
-        return {"finetune": ft if lora else None,
-                "lora_rank": self.lora_rank.value() if lora else None,
-                "lora_targets": targets if lora and targets else None,
-                "lora_dtype": self.lora_dtype.value() if lora and self.lora_dtype.value() != TrainingSetup.lora_dtype
-                else None,
-                "lora_dropout": self.lora_dropout.value() if lora and self.lora_dropout.value() > 0 else None,
-                "qlora_prepare": True if ft == "qlora" and self.qlora_prepare.isChecked() else None}
-
     def _edited(self):
         if self._loading:
             return
-        self._enable_lora_fields()
         mode = self.mode.value()
         self.stack.setCurrentIndex(0 if mode == "training" else 1)
-        self.doc.update_workload(
-            mode=mode, micro_batch=self.micro_batch.value(), seq_len=self.seq_len.value(),
-            global_batch=self.global_batch.value_or_none(), tokens=self.tokens.value(), recipe=self.recipe.value(),
-            optimizer=self.optimizer.value(), attention=self.attention.value(), recompute=self.recompute.value(),
-            optimizer_impl=None if self.optimizer_impl.value() == OPTION_DEFAULTS["optimizer_impl"] or
-            mode != "training" else self.optimizer_impl.value(),
-            framework=self.framework.value(), offload=self.offload.value(),
-            batch=self.batch.value() if mode == "inference" else None,
-            prompt_len=self.prompt_len.value() if mode == "inference" else None,
-            new_tokens=self.new_tokens.value() if mode == "inference" else None,
-            weights_dtype=self.weights_dtype.value() if mode == "inference" else None,
-            kv_dtype=self.kv_dtype.value() if mode == "inference" else None,
-            inference_api=self.inference_api.value() if mode == "inference" and
-            self.inference_api.value() != OPTION_DEFAULTS["inference_api"] else None,
-            target_tokens_per_s=self.target.value() if mode == "inference" else None,
-            **self._lora_values(mode == "training"))
+        # both setups are kept (a workload switched to inference and back keeps its training options);
+        # an estimate takes its own mode's (scenario.plan_options)
+        self.doc.update_workload(mode=mode, **self.infer_form.values(), **self.train_form.values(),
+                                 target_tokens_per_s=self.target.value() if mode == "inference" else None)
+
+
+class _TargetsField(QComboBox):
+    """LoRA's target modules: PEFT's names typed in, or picked from the usual sets."""
+
+    edited = Signal()
+
+    def __init__(self, placeholder: str):
+        super().__init__()
+        self.setEditable(True)
+        self.addItems(["", "all-linear", "q_proj,v_proj", "q_proj,k_proj,v_proj,o_proj"])
+        self.lineEdit().setPlaceholderText(placeholder)
+        self.lineEdit().editingFinished.connect(self.edited)
+        self.activated.connect(lambda _i: self.edited.emit())
+
+    def value(self):
+        return self.currentText().strip() or None
+
+    def set_value(self, v) -> None:
+        self.setEditText(v or "")

@@ -11,11 +11,18 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from planner_app.core.errors import InputError
+from planner_app.core.hardware.machine import Hardware
+from planner_app.core.options import command_line, given, with_options
+from planner_app.core.plans.ranking import pareto_front
+from planner_app.core.requests import ServeRequest, ServeSearchRequest
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving import support
+from planner_app.core.serving.deployment import (
+    deployment,
+    engine_settings,
+    instance_price_usd,
+)
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
-from planner_app.service.resolve import resolve_hardware, resolve_model
-from planner_app.service.serving import ServeRequest, check_traffic, deployment, engine_settings, instance_price_usd
 
 TP_CHOICES = (1, 2, 4, 8)
 PP_CHOICES = (1, 2, 4)
@@ -24,6 +31,16 @@ MAX_REPLICAS = 64
 # (core/serving/support.py); fp4 only where fp4 tensor cores run it (elsewhere it is int4's speed with
 # more bytes per weight, never the better choice).
 SEARCH_WEIGHT_DTYPES = ("bf16", "fp8", "int4")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine the search deploys on: a GPU or an instance by name, resolved."""
+
+    name: str
+    kind: str  # "gpu" or "instance"
+    hardware: Hardware
+    gpus_per_node: int
 
 
 @dataclass
@@ -78,9 +95,9 @@ def _grid(model, hw, per_node: int, wds: list, kds: list):
             "replicas": r, "wds": wds, "kds": kds}
 
 
-def _score_machine(req, model, shape, kind: str, name: str, db, notes: list):
+def _score_machine(req, model, shape, m: Machine, notes: list):
     """The machine's columns, or None (with a note) when the engine runs on none of its precisions."""
-    hw, per_node, _ = resolve_hardware(db, **{kind: name})
+    kind, name, hw, per_node = m.kind, m.name, m.hardware, m.gpus_per_node
     wds, kds, skipped = search_dtypes(hw.gpu, req.engine)
     if not wds or not kds:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "{machine}: skipped, {engine} does not run on {gpu} ({arch})"),
@@ -131,13 +148,13 @@ def _plan(c: dict, i: int, req: ServeRequest) -> dict:
     usd_h = float(c["usd_h"][i])
     out_tps = float(c["out_tps"][i])
     gpus = int(c["gpus"][i])
-    flag = "--instance" if c["kind"][i] == "instance" else "--gpu"
-    load = f"--concurrency {req.concurrency}" if req.concurrency is not None else f"--request-rate {req.request_rate:g}"
     ttft = float(c["ttft_s"][i])
-    cmd = (f"gpu-planner serve --model {req.model} {flag} \"{c['machine'][i]}\" --tp {int(c['tp'][i])} "
-           f"--pp {int(c['pp'][i])} --ep {int(c['ep'][i])} --replicas {int(c['replicas'][i])} --isl {req.isl} "
-           f"--osl {req.osl} {load} --weights-dtype {c['weights_dtype'][i]} --kv-dtype {c['kv_dtype'][i]} "
-           f"--engine {req.engine}")
+    machine = {"gpu": None, "instance": None, c["kind"][i]: c["machine"][i]}
+    row = with_options(req, **machine, tp=int(c["tp"][i]),
+                       pp=int(c["pp"][i]), ep=int(c["ep"][i]), replicas=int(c["replicas"][i]),
+                       weights_dtype=c["weights_dtype"][i], kv_dtype=c["kv_dtype"][i])
+    cmd = command_line("serve", {"model": req.model if isinstance(req.model, str) else "config.json",
+                                 **given(row)})
     return {"machine": c["machine"][i], "gpu": c["gpu"][i], "tp": int(c["tp"][i]), "pp": int(c["pp"][i]),
             "ep": int(c["ep"][i]), "replicas": int(c["replicas"][i]), "gpus": gpus,
             "weights_dtype": c["weights_dtype"][i], "kv_dtype": c["kv_dtype"][i],
@@ -152,19 +169,17 @@ def _plan(c: dict, i: int, req: ServeRequest) -> dict:
             else None, "serve_command": cmd}
 
 
-def run_slo_search(req: ServeRequest, machines: tuple, ttft_ms: float, tpot_ms: float, db, top: int = 10) -> SloResult:
-    """Score every deployment on ``machines`` (("gpu"|"instance", name), ...) and rank those that
-    meet TTFT <= ``ttft_ms`` and TPOT <= ``tpot_ms`` without queueing."""
-    check_traffic(req)
-    if not machines:
-        raise InputError("gpu", "give one or more GPUs or instances, comma-separated")
+def slo_search(request: ServeSearchRequest, model, machines: list[Machine]) -> SloResult:
+    """Score every deployment on ``machines`` and rank those that meet the request's TTFT and TPOT
+    targets without queueing (the request's own layout and precisions are the search's to set)."""
+    req = request_for_search(request.serve)
+    ttft_ms, tpot_ms, top = request.targets.ttft_ms, request.targets.tpot_ms, request.top
     t0 = time.perf_counter()
-    model = resolve_model(req.model, db)
     if not model.is_transformer:
         raise InputError("model", "serving needs a transformer language model")
     shape = sv.model_shape(model)
     notes = []
-    parts = [p for p in (_score_machine(req, model, shape, kind, name, db, notes) for kind, name in machines) if p]
+    parts = [p for p in (_score_machine(req, model, shape, m, notes) for m in machines) if p]
     if not parts:
         raise InputError("engine", f"{req.engine} runs on none of the machines given ({'; '.join(notes)}); "
                                    f"choose another --engine or other machines")
@@ -180,7 +195,8 @@ def run_slo_search(req: ServeRequest, machines: tuple, ttft_ms: float, tpot_ms: 
     ok_idx = np.flatnonzero(ok)
     per_gpu = c["out_tps"][ok_idx] / c["gpus"][ok_idx]
     per_user = 1.0 / c["tpot_s"][ok_idx]
-    front = ok_idx[sv.pareto_mask(per_user, per_gpu)] if len(ok_idx) else ok_idx
+    # the front of tokens/s per user against output tokens/s per GPU (both maximised), slowest user first
+    front = ok_idx[pareto_front(-per_user, -per_gpu)] if len(ok_idx) else ok_idx
     front = front[np.argsort(1.0 / c["tpot_s"][front])]
     res = SloResult(evaluated=n, fitting=int(fits.sum()), meeting=int(meets.sum()), elapsed_s=0.0,
                     cheapest=[_plan(c, int(i), req) for i in cheapest],
