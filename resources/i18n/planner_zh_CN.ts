@@ -1364,6 +1364,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>ZeRO 阶段</translation>
     </message>
     <message>
+        <source>hybrid sharding (FSDP2 HSDP): ZeRO shards over groups of this many data-parallel ranks (all of them when there are fewer) and the groups hold replicas (default: all data-parallel ranks)</source>
+        <translation>混合分片（FSDP2 HSDP）：ZeRO 在每组这么多个数据并行 rank 内分片（rank 更少时即全部 rank），各组之间互为副本（默认：全部数据并行 rank）</translation>
+    </message>
+    <message>
+        <source>Shard group (HSDP)</source>
+        <translation>分片组大小（HSDP）</translation>
+    </message>
+    <message>
         <source>Megatron sequence parallelism (needs --tp &gt; 1)</source>
         <translation>Megatron 序列并行（需要 --tp &gt; 1）</translation>
     </message>

@@ -6,7 +6,8 @@ moment by moment for the most loaded pipeline stages: the forward through the em
 every layer and the loss; the backward in reverse; the optimizer step. Activations and
 transients come from the simulated layer profiles (``activations.py``); model states from
 the recipe's byte table, sharded as ZeRO (Rajbhandari et al. 2020, sec. 5.1-5.3) or FSDP
-shards them; the pipeline's first stage holds the activations of its in-flight
+shards them, over all data-parallel ranks or, under hybrid sharding (HSDP), over the shard group
+(Layout.s_dense); the pipeline's first stage holds the activations of its in-flight
 micro-batches (1F1B: min(pp, micro-batches); interleaved: pp(1 + (pp-1)/(pp v)),
 Korthikanti et al. 2022 sec. 4.2.3).
 """
@@ -207,9 +208,9 @@ def stage_states(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, 
     dense_p, expert_p = stage_params(model, c.pp, c.tp, c.ep, first, last)
     if lora is not None:
         return lora_states(model, setup, rb, c, first, last, lora)
-    params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, c.zero, c.d_dense, c.d_exp)
+    params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, c.zero, c.s_dense, c.s_exp)
     if setup.optimizer == "adafactor":
-        opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.d_dense, 1)
+        opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.s_dense, 1)
     host = 0.0
     if setup.offload in ("optimizer", "params"):
         host, master, opt, grads = master + opt + grads, 0.0, 0.0, 0.0
@@ -249,7 +250,7 @@ def lora_states(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, l
     fine-tuning (stage 3 also the frozen base, as FSDP FULL_SHARD does)."""
     base = frozen_bytes(model, rb, lora, c, first, last)
     n = adapter_params(model, lora, c, first)
-    ab, d = lora.adapter_bytes, c.d_dense
+    ab, d = lora.adapter_bytes, c.s_dense
     params = where(c.zero >= 3, (base + n * ab) / d, base + n * ab)
     grads = where(c.zero >= 2, n / d, n) * ab
     opt = where(c.zero >= 1, n / d, n) * optimizer_state_bytes_per_param(setup.optimizer, ab)
@@ -273,7 +274,7 @@ def optimizer_temporaries(model, setup: TrainingSetup, rb, c: Layout, st: dict, 
         if setup.optimizer_impl == "forloop":  # the largest trained tensor: an adapter's under LoRA
             largest = lora.largest_adapter_elems / c.tp if lora is not None else largest_tensor_elems(model, c.tp)
             return FORLOOP_TEMP_COPIES * largest * rb.state
-        return shard(st["dense"], st["expert"], c.d_dense, c.d_exp, c.zero >= 1) * rb.state
+        return shard(st["dense"], st["expert"], c.s_dense, c.s_exp, c.zero >= 1) * rb.state
     if setup.optimizer == "adafactor":
         return 2 * ADAFACTOR_STATE_BYTES * model.vocab * model.hidden / c.tp
     return 0.0
@@ -307,7 +308,7 @@ def gather_buffers(model, setup: TrainingSetup, rb, c: Layout):
     """FSDP/ZeRO-3 (or parameter offload): the layer in use and the prefetched next one."""
     layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
                   model.moe_layer_params() if model.moe_layers else 0) / c.tp
-    on = ((c.zero == 3) & (c.d_dense > 1)) | (setup.offload == "params")
+    on = ((c.zero == 3) & (c.s_dense > 1)) | (setup.offload == "params")
     return where(on, 2 * layer_p * rb.param, 0.0)
 
 
@@ -336,7 +337,7 @@ def weight_grad_share(setup: TrainingSetup, c: Layout):
     pipeline micro-batches) or leave for the CPU (offload)."""
     if setup.offload != "none":
         return 0.0
-    return where(grads_persistent(c, setup), 0.0, 1.0 / where(c.zero >= 2, c.d_dense, 1))
+    return where(grads_persistent(c, setup), 0.0, 1.0 / where(c.zero >= 2, c.s_dense, 1))
 
 
 def saved_per_micro_batch(blocks, emb, ckpt):
@@ -485,7 +486,7 @@ def _cnn_memory(model, setup: TrainingSetup, c: Layout, rb, capacity_bytes) -> M
     """Non-transformer models: states from the parameter count, activations from the
     given bytes per sample (fp32; halved when activations are 16-bit)."""
     p = model.params_total
-    d = c.dp
+    d = c.shard  # ZeRO shards over the shard group (all data-parallel ranks unless hybrid sharding)
     z = c.zero
     act = model.act_bytes_per_sample_fp32 * c.micro_batch * (1.0 if rb.act_kind == "fp32" else 0.5)
     br = _zero()

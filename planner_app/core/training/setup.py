@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from planner_app.core.arrays import minimum, where
 from planner_app.core.errors import InputError
 from planner_app.core.options import Option, check_fields, declare
 from planner_app.core.text import QT_TRANSLATE_NOOP
@@ -212,6 +213,18 @@ class ParallelPlan:
                                             "parameters"),
         QT_TRANSLATE_NOOP("Options", "ZeRO stage"), minimum=0, maximum=3, scope="plan", group="layout",
         metavar="{0,1,2,3}"))
+    # Hybrid sharding (HSDP): FSDP2's fully_shard over a 2-D (replicate, shard) DeviceMesh shards the
+    # states within each group of dp_shard data-parallel ranks and replicates them across the
+    # dp / dp_shard groups (torch.distributed.fsdp.fully_shard's mesh argument; torchtitan's
+    # data_parallel_shard_degree). With fewer data-parallel ranks than dp_shard they form one
+    # group, as FSDP1's HYBRID_SHARD shards within a node of at most that many ranks.
+    # 0: one group of all data-parallel ranks (full sharding).
+    dp_shard: int = declare(0, Option(
+        "int", QT_TRANSLATE_NOOP("Options", "hybrid sharding (FSDP2 HSDP): ZeRO shards over groups of this many "
+                                            "data-parallel ranks (all of them when there are fewer) and the groups "
+                                            "hold replicas (default: all data-parallel ranks)"),
+        QT_TRANSLATE_NOOP("Options", "Shard group (HSDP)"), minimum=1, maximum=1 << 20, scope="plan", group="layout",
+        auto=True, requires=("zero", (1, 2, 3))))
     sequence_parallel: bool = declare(False, Option(
         "bool", QT_TRANSLATE_NOOP("Options", "Megatron sequence parallelism (needs --tp > 1)"),
         QT_TRANSLATE_NOOP("Options", "Sequence parallel"), scope="plan", group="layout"))
@@ -229,15 +242,6 @@ class ParallelPlan:
     @property
     def gpus(self):
         return self.tp * self.pp * self.cp * self.ep * self.dp
-
-    @property
-    def dense_replicas(self):
-        """Ranks holding a copy of the same dense weights (ZeRO shards over these)."""
-        return self.dp * self.ep * self.cp
-
-    @property
-    def expert_replicas(self):
-        return self.dp * self.cp
 
     @property
     def nodes(self) -> int:
@@ -292,6 +296,26 @@ class Layout(ParallelPlan):
         return self.dp * self.cp
 
     @cached_property
+    def shard(self):
+        """Data-parallel ranks one shard group spans: dp_shard under hybrid sharding, else all of them."""
+        return where(self.dp_shard > 0, minimum(self.dp_shard, self.dp), self.dp)
+
+    @cached_property
+    def replicas(self):
+        """Shard groups holding the same states (HSDP's replicate dimension; 1 under full sharding)."""
+        return self.dp // self.shard
+
+    @cached_property
+    def s_dense(self):
+        """Ranks the dense weights' ZeRO shards are spread over (d_dense under full sharding)."""
+        return self.shard * self.ep * self.cp
+
+    @cached_property
+    def s_exp(self):
+        """Ranks the experts' ZeRO shards are spread over (d_exp under full sharding)."""
+        return self.shard * self.cp
+
+    @cached_property
     def tokens(self):
         """Tokens per micro-batch and GPU."""
         return self.micro_batch * self.seq_len / self.cp
@@ -327,6 +351,14 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
         if setup.optimizer == "adafactor":
             raise InputError("optimizer", "Adafactor over LoRA adapters is not modelled; use adamw, adam, sgd, "
                                           "sgd-momentum or adamw-8bit")
+    if plan.dp < 1:
+        raise InputError("dp", "is not resolved: give dp or the GPU count")
+    if plan.dp_shard:
+        if plan.dp > plan.dp_shard and plan.dp % plan.dp_shard:
+            raise InputError("dp_shard", f"must divide the data-parallel degree ({plan.dp}); got {plan.dp_shard}")
+        if plan.ep > 1:
+            raise InputError("dp_shard", "hybrid sharding with expert parallelism is not modelled; use ep 1, or "
+                                         "leave dp_shard out")
     if not model.is_transformer:
         if plan.tp > 1 or plan.pp > 1 or plan.cp > 1 or plan.ep > 1:
             raise InputError("tp", "a non-transformer model supports only data parallelism (tp, pp, cp, ep = 1)")
@@ -351,8 +383,6 @@ def validate_plan_for_model(model, setup: TrainingSetup, plan: ParallelPlan) -> 
     if setup.framework == "megatron" and setup.recipe in ("fp32", "amp-bf16", "amp-fp16", "bf16-autocast"):
         raise InputError("recipe", "the megatron framework trains with bf16, mixed-bf16 or fp8 (no fp32 weights "
                                    f"or autocast); got {setup.recipe}")
-    if plan.dp < 1:
-        raise InputError("dp", "is not resolved: give dp or the GPU count")
     if setup.global_batch:
         per_step = plan.micro_batch * plan.dp * plan.ep
         if setup.global_batch % per_step:

@@ -230,15 +230,23 @@ def replica_params(model, c):
 def data_parallel_traffic(model, rb, c: Layout, topo, dense_p, expert_p):
     """(gradient reduction, parameter all-gather) seconds per step: an all-reduce, or under
     ZeRO >= 1 a reduce-scatter then an all-gather of the updated parameters; experts reduce
-    over their own replicas."""
+    over their own replicas. Under hybrid sharding (HSDP) the reduce-scatter and the gather run
+    within the shard group and the reduced shard is all-reduced across the replicas, as FSDP2
+    does over a 2-D mesh (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py,
+    foreach_reduce: reduce_scatter on the shard dim, then all_reduce on the replicate dim)."""
     gpus_per_node = c.gpus_per_node
     comm = c.d_dense > 1
     dp_node = group_per_node(c.d_dense, c.tp, gpus_per_node)
+    shard_node = group_per_node(c.s_dense, c.tp, gpus_per_node)
     dp_comm = _when(comm, lambda: _pick(c.zero == 0,
                                         lambda: network.all_reduce_s(dense_p * rb.grad, c.d_dense, topo, dp_node),
-                                        lambda: network.reduce_scatter_s(dense_p * rb.grad, c.d_dense, topo,
-                                                                         dp_node)))
-    gather = _when(comm & (c.zero > 0), lambda: network.all_gather_s(dense_p * rb.param, c.d_dense, topo, dp_node))
+                                        lambda: network.reduce_scatter_s(dense_p * rb.grad, c.s_dense, topo,
+                                                                         shard_node)))
+    # the replicate dim: one rank of each shard group, tp x s_dense ranks apart
+    dp_comm = dp_comm + _when(comm & (c.zero > 0) & (c.replicas > 1), lambda: network.all_reduce_s(
+        dense_p * rb.grad / c.s_dense, c.replicas, topo, group_per_node(c.replicas, c.tp * c.s_dense, gpus_per_node)))
+    gather = _when(comm & (c.zero > 0) & (c.s_dense > 1),
+                   lambda: network.all_gather_s(dense_p * rb.param, c.s_dense, topo, shard_node))
     if model.is_moe:
         e_node = group_per_node(c.d_exp, c.tp * c.cp * c.ep, gpus_per_node)
         dp_comm = dp_comm + _when(comm & (expert_p > 0) & (c.d_exp > 1), lambda: network.all_reduce_s(
@@ -257,7 +265,7 @@ def exposed_traffic(c: Layout, setup: TrainingSetup, dp_comm, gather, t_mb, comp
     if setup.framework == "deepspeed":
         per_mb = per_mb / DEEPSPEED_ZERO3_BW_FRACTION
     overlap = ZERO3_OVERLAP.get(setup.framework, ZERO3_OVERLAP_DEFAULT)
-    zero3 = (c.zero == 3) & (c.d_dense > 1)
+    zero3 = (c.zero == 3) & (c.s_dense > 1)
     dp_exposed = where(zero3, c.n_acc * maximum(0.0, per_mb - overlap * t_mb),
                        maximum(0.0, dp_comm - compute_mb * LAST_BACKWARD_SHARE) + DP_EXPOSED_FRACTION * dp_comm)
     gather_exposed = where(zero3 | (gather <= 0), 0.0, maximum(0.0, gather - PARAM_GATHER_OVERLAP * t_mb))
@@ -270,7 +278,7 @@ def optimizer_s(c: Layout, setup: TrainingSetup, params, rb, gpu, eff, tensors):
     its share)."""
     if setup.offload != "none":
         return 0.0
-    local = params / where(c.zero >= 1, c.d_dense, 1)
+    local = params / where(c.zero >= 1, c.s_dense, 1)
     return compute.optimizer_step_s(local, setup.optimizer, rb, setup.framework, gpu, eff, setup.optimizer_impl,
                                     tensors / c.pp)
 
@@ -303,9 +311,9 @@ def step_breakdown(model, hw, setup: TrainingSetup, eff, topo, c: Layout, times:
         dense_p, rb, frozen = lora_replica(model, rb, c, lora)
         expert_p = 0.0
         dp_comm, gather = data_parallel_traffic(model, rb, c, topo, dense_p, expert_p)
-        dp_node = group_per_node(c.d_dense, c.tp, c.gpus_per_node)
-        gather = where((c.zero == 3) & (c.d_dense > 1),
-                       gather + network.all_gather_s(frozen, maximum(c.d_dense, 2), topo, dp_node), gather)
+        shard_node = group_per_node(c.s_dense, c.tp, c.gpus_per_node)
+        gather = where((c.zero == 3) & (c.s_dense > 1),
+                       gather + network.all_gather_s(frozen, maximum(c.s_dense, 2), topo, shard_node), gather)
     dp_exposed, gather_exposed = exposed_traffic(c, setup, dp_comm, gather, t_mb, slow["compute"])
     if setup.offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
         dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
