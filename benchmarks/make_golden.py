@@ -1,6 +1,8 @@
 """Golden file of ``gpu-planner estimate --json`` over a fixed list of configurations.
 
-Run from anywhere: ``python benchmarks/make_golden.py``. It runs every case in-process through
+Run from anywhere with the project's environment: ``.venv/bin/python benchmarks/make_golden.py``
+(it imports ``planner_app`` as installed, ``pip install -e .``; from the repository root
+``python -m benchmarks.make_golden`` needs no install). It runs every case in-process through
 ``planner_app.cli.main`` (from the repository root, with an empty user directory so that no
 user database or calibration can change the numbers), fails loudly when a case does not exit 0,
 and writes ``tests/data/golden_estimates.json``. ``tests/unit/test_golden.py`` re-runs the cases
@@ -322,7 +324,6 @@ def main() -> int:
     opts = ap.parse_args()
     os.environ["PLANNER_USER_DIR"] = tempfile.mkdtemp(prefix="planner-golden-")
     os.chdir(ROOT)
-    sys.path.insert(0, ROOT)
     from planner_app.cli import main as cli_main
 
     cases = [{"argv": argv, "result": run_case(argv, cli_main)} for argv in all_cases()]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ from planner_app.service.validation import estimate_case, model_gemm_shapes, par
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
 def _load(name):
@@ -83,9 +81,12 @@ def test_model_gemm_shapes_follow_the_layer_traces(db):
 
 
 def _cases(db, gpu, runs):
-    return [{"label": ref, "measured_s": ms,
-             "step_s": lambda eff, m=resolve_model(ref, db), s=settings: estimate_case(m, s, gpu, eff)["time"]["step_s"]}
+    return [{"label": ref, "measured_s": ms, "step_s": _step_s(resolve_model(ref, db), settings, gpu)}
             for ref, settings, ms in runs]
+
+
+def _step_s(model, settings, gpu):
+    return lambda eff: estimate_case(model, settings, gpu, eff)["time"]["step_s"]
 
 
 def _committed_runs():
@@ -119,7 +120,7 @@ def test_no_validated_case_is_further_from_its_measurement_with_the_profile(db, 
 def test_the_old_isolated_fit_made_every_validated_run_worse(db, gpu):
     """The bug of issue 14: e_max fitted to the isolated square sweep and the copy's fraction of
     the datasheet made every validated H200 run 5-10 points too fast."""
-    from calibration_accuracy import old_profile_efficiency
+    from accuracy.calibration_accuracy import old_profile_efficiency
 
     for result, runs in _committed_runs():
         eff = old_profile_efficiency(result, gpu)

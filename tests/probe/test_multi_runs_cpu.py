@@ -1,4 +1,4 @@
-"""benchmarks/gpu_multi_runs.py under torchrun on two CPU processes (gloo): DDP, FSDP2 full and
+"""benchmarks/gpu/gpu_multi_runs.py under torchrun on two CPU processes (gloo): DDP, FSDP2 full and
 hybrid sharding, FSDP2 with CPU offload, tensor parallel with and without sequence parallelism,
 and DeepSpeed where it is installed, on a tiny Llama. Checks the JSON (one record per rank per
 case, finite step times, the command and versions) and that each rank holds the parameters and
@@ -16,7 +16,7 @@ from planner_app.core.training.setup import optimizer_state_bytes_per_param
 from planner_app.core.training.states import shard, stage_params
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(ROOT, "benchmarks", "gpu_multi_runs.py")
+MODULE = "benchmarks.gpu.gpu_multi_runs"  # run as a module from the repository root (torchrun -m)
 WORLD = 2
 # A tiny Llama: dimensions divisible by the world size, so that every shard is exact.
 TINY = {"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
@@ -37,12 +37,11 @@ def run(tmp_path_factory):
     pytest.importorskip("transformers", reason="the gloo run needs transformers (test extras)")
     out = tmp_path_factory.mktemp("multi") / "runs.json"
     override = ",".join(f"{k}={v}" for k, v in TINY.items())
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={WORLD}", SCRIPT,
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={WORLD}", "-m", MODULE,
            "--device", "cpu", "--out", str(out), "--cases", ",".join(CASES), "--override", override,
            "--micro-batch", "2", "--seq-len", "32", "--steps", str(STEPS), "--warmup", str(WARMUP),
            "--profile-steps", "1", "--hsdp-replicate", "2", "--timeout-s", "120"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
-               OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1")  # cwd ROOT: python -m finds benchmarks/ and planner_app there
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=280, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
@@ -63,7 +62,7 @@ def _case(data, name):
 def test_one_json_with_the_command_versions_and_a_record_per_rank_per_case(run):
     info = run["info"]
     assert info["world_size"] == WORLD and info["backend"] == "gloo" and info["device"] == "cpu"
-    assert info["command"].startswith(f"torchrun --standalone --nproc-per-node {WORLD} ")
+    assert info["command"].startswith(f"torchrun --standalone --nproc-per-node {WORLD} -m {MODULE} ")
     assert "--cases " + ",".join(CASES) in info["command"]
     assert info["torch"] and info["transformers"] and "deepspeed" in info
     assert [c["name"] for c in run["cases"]] == CASES
@@ -145,9 +144,7 @@ def test_tensor_parallel_ranks_hold_the_engine_shard_plus_replicated_norms(run, 
 
 
 def test_the_accuracy_script_maps_every_case_of_the_run(run):
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    import multi_accuracy
-
+    from accuracy import multi_accuracy
     from planner_app.service.catalog import open_catalog
 
     rows = multi_accuracy.rows_for(run, open_catalog())

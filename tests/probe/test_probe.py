@@ -173,11 +173,11 @@ def test_throttling_power_and_pcie_flags():
 
 
 def test_calibration_profile_replaces_the_default_efficiencies(db, tmp_path):
-    from planner_app.core.hardware.machine import Hardware
-    from planner_app.core.training.estimate import estimate_training
     from accuracy.inputs import run_inputs
+    from planner_app.core.hardware.machine import Hardware
     from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
     from planner_app.core.requests import SpeedOverrides
+    from planner_app.core.training.estimate import estimate_training
 
     NO_PRICE = PriceChoice(None, DEFAULT_MIX, None)
 

@@ -1,5 +1,5 @@
 """Checkpoint sizes against what torch.save and torch.distributed.checkpoint wrote for real
-models (tests/data/checkpoint_sizes.json, benchmarks/checkpoint_sizes.py), and the checkpoint
+models (tests/data/checkpoint_sizes.json, benchmarks/gpu/checkpoint_sizes.py), and the checkpoint
 part of the estimate's ``host`` key (write time, overhead, disk)."""
 import json
 import math
@@ -141,7 +141,7 @@ def test_cli_rejects_a_zero_interval_in_one_line(capsys):
 
 
 def test_per_rank_files_of_two_ranks_replicated_and_fsdp2(db, monkeypatch):
-    """2 gloo processes (benchmarks/checkpoint_sharded.py): DCP spreads replicated tensors over
+    """2 gloo processes (benchmarks/gpu/checkpoint_sharded.py): DCP spreads replicated tensors over
     the ranks and FSDP2 ranks write their shards; either way each rank's file is total / ranks."""
     from planner_app.service.resolve import resolve_model
 

@@ -1,19 +1,16 @@
-"""benchmarks/compare_peers_finetune.py's own logic, run in the project's environment (the peers
+"""accuracy/compare_peers_finetune.py's own logic, run in the project's environment (the peers
 themselves are not installed here): the cases it builds, the dense parameter count it hands the
 peers for 4-bit runs, and that the CLI flags it passes to `gpu-planner estimate` give the same peak
-as benchmarks/finetune_accuracy.py's options."""
+as accuracy/finetune_accuracy.py's options."""
 import contextlib
 import io
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import compare_peers_finetune as peers  # noqa: E402
-
-from planner_app.cli import main as cli_main  # noqa: E402
-from planner_app.service.catalog import open_catalog  # noqa: E402
-from planner_app.service.estimate import estimate_json  # noqa: E402
+from accuracy import compare_peers_finetune as peers
+from planner_app.cli import main as cli_main
+from planner_app.service.catalog import open_catalog
+from planner_app.service.estimate import estimate_json
 
 
 def test_cases_cover_every_training_run_of_both_files():

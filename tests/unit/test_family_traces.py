@@ -1,18 +1,18 @@
 """The layer traces of the imported families (core/models/layers_families.py) against one layer measured
-on an H200 (tests/data/family_layers_h200.json, benchmarks/gpu_family_layers.py), their linear
+on an H200 (tests/data/family_layers_h200.json, benchmarks/gpu/gpu_family_layers.py), their linear
 layers against the real transformers modules (built on the meta device), the LoRA rule (a frozen
 base saves nothing for weight gradients) and PEFT's default targets (read from PEFT 0.21 on the
 GPU machine, tests/data/peft_lora_targets.json).
 """
 import json
 import os
-import sys
 import warnings
 
 import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
+from accuracy import family_trace_gaps
 from planner_app.core.errors import InputError
 from planner_app.core.models import layers_families, layers_hf
 from planner_app.core.models.hf_config import load_hf_config
@@ -23,8 +23,6 @@ from planner_app.core.training.setup import TrainingSetup
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import family_trace_gaps  # noqa: E402
 
 TOLERANCE = 0.05
 # Measured cases the traces do not yet reproduce within TOLERANCE (case: cause). None today; the

@@ -30,7 +30,7 @@ CONFIGS = sorted(glob.glob(os.path.join(DATA, "hf_configs", "*.json")))
 
 
 def torch_model(d: dict):
-    """``AutoModel*.from_config`` on the meta device, as benchmarks/hf_param_counts.py builds it."""
+    """``AutoModel*.from_config`` on the meta device, as benchmarks/gpu/hf_param_counts.py builds it."""
     d = dict(d)
     mt = d.pop("model_type")
     with warnings.catch_warnings():

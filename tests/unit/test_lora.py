@@ -3,28 +3,25 @@ plain training loop (tests/data/finetune_runs_h200.json) and through Hugging Fac
 (tests/data/trainer_runs_h200.json, made after the model was written); trainable parameters as
 PEFT counts them; the bad inputs the CLI refuses."""
 import contextlib
-from dataclasses import replace
 import io
 import json
 import os
-import sys
+from dataclasses import replace
 
 import pytest
 
-from planner_app.core.training.setup import TrainingSetup
-
+from accuracy.finetune_accuracy import options_for, trainer_options_for
+from accuracy.inputs import run_inputs
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.models.hf_config import load_hf_config
 from planner_app.core.training.lora import NF4_BYTES_PER_PARAM, resolve_lora
 from planner_app.core.training.memory import training_memory
-from accuracy.inputs import run_inputs
+from planner_app.core.training.setup import TrainingSetup
 from planner_app.service.estimate import estimate_json
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 CONFIGS = os.path.join(DATA, "hf_configs")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-from finetune_accuracy import options_for, trainer_options_for  # noqa: E402
 
 
 def _cases(name, pick):

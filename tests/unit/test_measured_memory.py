@@ -1,22 +1,18 @@
 """The engine's peak against torch.cuda.max_memory_allocated measured on an H200
-(tests/data/training_runs_h200.json, made by benchmarks/gpu_training_runs.py)."""
+(tests/data/training_runs_h200.json, made by benchmarks/gpu/gpu_training_runs.py)."""
 import json
 import os
 import statistics
-import sys
 
 import pytest
 
-from accuracy.inputs import inference_inputs, run_inputs  # noqa: E402
+from accuracy.inputs import inference_inputs, run_inputs
+from accuracy.memory_accuracy import case_inputs, measured_peak
+from planner_app.core.inference.memory import inference_memory
+from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.training.memory import training_memory
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
-
-from memory_accuracy import case_inputs, measured_peak  # noqa: E402
-
-from planner_app.core.inference.memory import inference_memory  # noqa: E402
-from planner_app.core.models.hf_config import load_hf_config  # noqa: E402
-from planner_app.core.training.memory import training_memory  # noqa: E402
 
 DATA = os.path.join(HERE, "..", "data")
 with open(os.path.join(DATA, "training_runs_h200.json")) as _f:

@@ -1,17 +1,15 @@
-"""The MoE prefill microbenchmark (tests/data/moe_prefill_h200.json, benchmarks/gpu_moe_prefill.py) and the
-serving step's grouped-GEMM law against it (benchmarks/moe_prefill_accuracy.py)."""
+"""The MoE prefill microbenchmark (tests/data/moe_prefill_h200.json, benchmarks/gpu/gpu_moe_prefill.py) and the
+serving step's grouped-GEMM law against it (accuracy/moe_prefill_accuracy.py)."""
 import json
 import os
 import statistics
-import sys
+
+from accuracy import moe_prefill_accuracy as acc
+from planner_app.core.serving import engine as sv
+from planner_app.service.resolve import resolve_hardware
+from planner_app.specdb.catalog import shipped_db
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import moe_prefill_accuracy as acc  # noqa: E402
-
-from planner_app.core.serving import engine as sv  # noqa: E402
-from planner_app.service.resolve import resolve_hardware  # noqa: E402
-from planner_app.specdb.catalog import shipped_db  # noqa: E402
 
 
 def _points():

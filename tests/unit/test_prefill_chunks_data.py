@@ -1,12 +1,11 @@
 """Prefill throughput against chunk size on the H200 (tests/data/prefill_chunks_h200_*.json,
-benchmarks/gpu_prefill_chunks.py) and the serving step's prefill charge against it
-(benchmarks/prefill_accuracy.py)."""
+benchmarks/gpu/gpu_prefill_chunks.py) and the serving step's prefill charge against it
+(accuracy/prefill_accuracy.py)."""
 import os
-import sys
+
+from accuracy import prefill_accuracy as acc
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import prefill_accuracy as acc  # noqa: E402
 
 
 def test_both_models_measured_at_every_chunk():

@@ -1,27 +1,23 @@
 """Time, FLOPs and communication against published formulas and figures."""
 import math
-import os
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from accuracy.inputs import run_inputs
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.collectives import bus_factor, busbw_gbps
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.models.flops import narayanan_flops_per_iteration, training_flops_per_token
 from planner_app.core.models.spec import ModelSpec
-from accuracy.inputs import run_inputs
 from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
 from planner_app.core.requests import SpeedOverrides
 from planner_app.core.training.estimate import estimate_training
-
-NO_PRICE = PriceChoice(basis=None, mix=DEFAULT_MIX, cny_per_usd=None)
 from planner_app.core.training.setup import ParallelPlan, TrainingSetup
 from planner_app.core.training.timing import step_time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+NO_PRICE = PriceChoice(basis=None, mix=DEFAULT_MIX, cny_per_usd=None)
 
 
 def _gpt(layers, hidden, heads, vocab=51200, seq=2048):
@@ -78,8 +74,8 @@ def test_1b_model_does_not_fit_4x_v100_16gb_but_fits_2x_a100_40gb(db):
 
 
 def test_published_large_runs_accuracy():
-    """Regression guard on benchmarks/published_runs.py (docs/validation.md lists every run)."""
-    from published_runs import evaluate
+    """Regression guard on accuracy/published_runs.py (docs/validation.md lists every run)."""
+    from accuracy.published_runs import evaluate
 
     rows, _ = evaluate()
     by = {r["id"]: abs(r["error"]) for r in rows}

@@ -1,5 +1,5 @@
 """The ResNet-50 example of issue 19 against the real run on the H200 machine
-(tests/data/resnet50_loader_h200.json, benchmarks/resnet50_loader.py): a torchvision/PIL
+(tests/data/resnet50_loader_h200.json, benchmarks/gpu/resnet50_loader.py): a torchvision/PIL
 DataLoader with N workers feeding a ResNet-50 training step. The plan, calibrated by that
 machine's host probe (tests/data/host_probe_h200.json), predicts the images/s within 20%."""
 import json

@@ -6,14 +6,13 @@ import os
 
 import numpy as np
 import pytest
-from serve_case import BASE, serve  # the shared request; db: tests/conftest.py
+from serve_case import BASE, run_serve, run_slo_search, serve  # the shared request; db: tests/conftest.py  # noqa: E402 (tests/unit is on sys.path)
 
 from planner_app.cli import main
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.models.hf_config import load_hf_config
-from planner_app.core.serving import engine as sv
 from planner_app.core.requests import ServeRequest
-from serve_case import run_serve, run_slo_search  # noqa: E402 (tests/unit is on sys.path)
+from planner_app.core.serving import engine as sv
 
 CONFIGS = os.path.join(os.path.dirname(__file__), "..", "data", "hf_configs")
 

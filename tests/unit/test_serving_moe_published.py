@@ -1,18 +1,16 @@
 """The published MoE serving points (tests/data/serving_published.json ``moe_cases``, compared by
-``benchmarks/serve_published.py --moe``): the file parses, every point names its source, and every
+``accuracy/serve_published.py --moe``): the file parses, every point names its source, and every
 point is expressible (the serve estimate runs with its layout). Accuracy is reported in
 docs/validation_sections/30-serving.md, not asserted here."""
 import json
 import os
-import sys
 
 import pytest
 
+from accuracy import serve_published
 from planner_app.specdb.catalog import shipped_db
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import serve_published  # noqa: E402
 
 with open(os.path.join(ROOT, "tests", "data", "serving_published.json")) as _f:
     DATA = json.load(_f)

@@ -1,16 +1,14 @@
-"""The real serving measurements of ``benchmarks/serve_silicon.py`` (aiconfigurator's silicon_sample.csv,
+"""The real serving measurements of ``accuracy/serve_silicon.py`` (aiconfigurator's silicon_sample.csv,
 aggregated rows, tests/data/serving_silicon_aic.csv): every row is complete and maps onto a serve request,
 and a sample of them estimates. Accuracy is reported in docs/validation_sections/30-serving.md, not
 asserted here."""
 import math
 import os
-import sys
 
+from accuracy import serve_silicon
 from planner_app.specdb.catalog import shipped_db
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import serve_silicon  # noqa: E402
 
 ROWS = serve_silicon.load()
 
