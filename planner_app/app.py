@@ -8,13 +8,23 @@ import sys
 import time
 import traceback
 
-_START_S = time.perf_counter()
+from PySide6.QtCore import QEvent, QEventLoop, QLocale, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from planner_app import STARTED_S, i18n, scenario
+from planner_app.paths import examples_dir, user_data_dir
+from planner_app.report.pdf import report_font_family
+from planner_app.service.catalog import open_catalog
+from planner_app.ui.document import pending_autosave
+from planner_app.ui.main_window import MainWindow
+from planner_app.ui.settings import Settings
+
 log = logging.getLogger("planner_app")
 UNEXPECTED_ERRORS: list[str] = []  # every exception the hook saw (the smoke test fails on any)
 
 
 def _log_path() -> str:
-    from planner_app.paths import user_data_dir
     d = os.path.join(user_data_dir(), "logs")
     os.makedirs(d, exist_ok=True)
     return os.path.join(d, "gpu-planner.log")
@@ -39,7 +49,6 @@ def install_exception_hook(app) -> dict:
             return
         state["showing"] = True
         try:
-            from PySide6.QtWidgets import QMessageBox
             QMessageBox.critical(None, "GPU Capacity Planner",
                                  f"Something went wrong: {exc}\n\nDetails were written to {_log_path()}.")
         finally:
@@ -50,8 +59,6 @@ def install_exception_hook(app) -> dict:
 
 
 def apply_theme(app, theme: str) -> None:
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QColor, QPalette
     app.setStyle("Fusion")
     dark = theme == "dark"
     if theme == "system":
@@ -73,7 +80,6 @@ def apply_theme(app, theme: str) -> None:
 
 
 def create_app(argv=None):
-    from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
     app.setApplicationName("GPU Capacity Planner")
     app.setOrganizationName("gpu-capacity-planner")
@@ -83,9 +89,6 @@ def create_app(argv=None):
 def install_cjk_font(app) -> str | None:
     """Make Chinese text render on machines without a CJK system font: the bundled
     WenQuanYi Micro Hei joins the application font's fallback families."""
-    from PySide6.QtGui import QFont
-
-    from planner_app.report.pdf import report_font_family
     family = report_font_family()
     if not family or family == "Sans Serif":
         return None
@@ -99,7 +102,6 @@ def install_cjk_font(app) -> str | None:
 def choose_language(settings) -> str:
     lang = settings.get("language")
     if lang == "system":
-        from PySide6.QtCore import QLocale
         return "zh_CN" if QLocale.system().name().startswith("zh") else "en"
     return lang
 
@@ -107,17 +109,12 @@ def choose_language(settings) -> str:
 def build_window(files=(), settings=None, userdb=None, sample_fn=None):
     """The main window with the bundled spec database and a scenario loaded: the first file
     given, or the example (the 70B plan across three clouds) on a first run."""
-    from planner_app.service.catalog import open_catalog
-    from planner_app.ui.main_window import MainWindow
-    from planner_app.ui.settings import Settings
-
     settings = settings or Settings()
     db = open_catalog(userdb)  # the same user database for the catalog, the Specs page and the probe
     win = MainWindow(db, settings=settings, userdb=userdb, sample_fn=sample_fn)
     if files:
         win.open_path(files[0])
     else:
-        from planner_app.paths import examples_dir
         example = os.path.join(examples_dir(), "llama-70b-pretraining-three-clouds.json")
         if os.path.exists(example):
             win.doc.load_data(_load(example), path="", dirty=False, template=True)
@@ -125,14 +122,11 @@ def build_window(files=(), settings=None, userdb=None, sample_fn=None):
 
 
 def _load(path):
-    from planner_app import scenario
     return scenario.load(path)
 
 
 def run(files=(), smoke_test: bool = False) -> int:
     app = create_app()
-    from planner_app import i18n
-    from planner_app.ui.settings import Settings
     settings = Settings()
     hook_state = install_exception_hook(app)
     hook_state["smoke"] = smoke_test  # a smoke test reports errors and exits; a dialog would wait forever
@@ -140,11 +134,9 @@ def run(files=(), smoke_test: bool = False) -> int:
     i18n.install(lang)
     install_cjk_font(app)
     apply_theme(app, settings.get("theme"))
-    from planner_app.ui.document import pending_autosave
     restore = None if smoke_test or files else pending_autosave()
     win = build_window(files, settings)
     if restore is not None:
-        from PySide6.QtWidgets import QMessageBox
         r = QMessageBox.question(win, win.tr("Restore unsaved work?"),
                                  win.tr("The last session ended without saving. Restore its scenario?"))
         if r == QMessageBox.Yes:
@@ -152,7 +144,7 @@ def run(files=(), smoke_test: bool = False) -> int:
     if smoke_test:
         return smoke(app, win)
     if os.environ.get("PLANNER_EXIT_AFTER_RESULTS"):
-        _exit_after_results(app, win)  # benchmarks/gui_speed.py: launch to results on screen
+        _exit_after_results(app, win)  # benchmarks/speed/gui_speed.py: launch to results on screen
     win.show()
     if not settings.get("first_run_done"):
         settings.set("first_run_done", True)
@@ -163,9 +155,7 @@ def run(files=(), smoke_test: bool = False) -> int:
 
 def _exit_after_results(app, win) -> None:
     """Print ``RESULTS <unix time>`` once the Plan page's first estimate has been painted, then
-    quit: what benchmarks/gui_speed.py times from the launch of ``gpu-planner gui``."""
-    from PySide6.QtCore import QEvent, QObject, QTimer
-
+    quit: what benchmarks/speed/gui_speed.py times from the launch of ``gpu-planner gui``."""
     class Painted(QObject):
         def eventFilter(self, obj, ev):  # noqa: N802 - Qt override
             if ev.type() == QEvent.Paint and win.plan_page.last_estimate is not None:
@@ -180,11 +170,10 @@ def _exit_after_results(app, win) -> None:
 
 def smoke(app, win) -> int:
     """Open the window, visit every page, wait for the plan's estimate, exit 0 (1 on error)."""
-    from PySide6.QtCore import QEventLoop, QTimer
     win.resize(1440, 900)
     win.show()
     failures = []
-    first_paint_s = time.perf_counter() - _START_S
+    first_paint_s = time.perf_counter() - STARTED_S
     for i in range(win.stack.count()):
         win.nav.setCurrentRow(i)
         loop = QEventLoop()

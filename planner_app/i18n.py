@@ -32,20 +32,22 @@ from __future__ import annotations
 
 import os
 
+from planner_app.core.text import render
+from planner_app.paths import resources_dir
+
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 _installed: dict = {}
 _loaded: dict = {}  # lang -> QTranslator not installed (translator())
 
 
 def qm_path(lang: str) -> str:
-    from planner_app.paths import resources_dir
     return os.path.join(resources_dir(), "i18n", f"planner_{lang}.qm")
 
 
 def qt_catalogue_dir() -> str:
     """Where Qt's own catalogues (``qtbase_<lang>.qm``: standard buttons and dialogs) are:
     PySide6's ``Qt/translations`` (kept by packaging/gpu_planner.spec in the bundle)."""
-    from PySide6.QtCore import QLibraryInfo
+    from PySide6.QtCore import QLibraryInfo  # lazy: keeps Qt off the CLI and the headless reports
 
     return QLibraryInfo.path(QLibraryInfo.TranslationsPath)
 
@@ -54,7 +56,7 @@ def install(lang: str | None) -> bool:
     """Load ``lang``'s catalogue into the running Qt application (creating a
     QCoreApplication when none exists, for headless reports), with Qt's own catalogue for
     the standard dialogs and buttons. English needs none."""
-    from PySide6.QtCore import QCoreApplication, QTranslator
+    from PySide6.QtCore import QCoreApplication, QTranslator  # lazy: keeps Qt off the CLI and the headless reports
 
     app = QCoreApplication.instance() or QCoreApplication([])
     for key in ("translator", "qt_translator"):
@@ -82,7 +84,7 @@ def install(lang: str | None) -> bool:
 def translator(lang: str):
     """The app's catalogue for ``lang`` as a QTranslator that is *not* installed (a report
     in a language other than the UI's); None for English or when it cannot be loaded."""
-    from PySide6.QtCore import QTranslator
+    from PySide6.QtCore import QTranslator  # lazy: keeps Qt off the CLI and the headless reports
 
     if not lang or lang == "en":
         return None
@@ -104,8 +106,6 @@ def tr_in(lang: str | None, context: str, text: str) -> str:
 def engine_text(value, lang: str | None = None) -> str:
     """An engine or probe sentence (``planner_app.core.text.Text``: advice, assumptions,
     NVML messages) in ``lang`` (None: the UI's language); a plain string is returned as it is."""
-    from planner_app.core.text import render
-
     if lang == "en":
         return str(value)
     return render(value, lambda context, text: tr_in(lang, context, text))
@@ -117,5 +117,5 @@ def current() -> str:
 
 def tr(context: str, text: str, disambiguation: str | None = None, n: int = -1) -> str:
     """Translate ``text`` in ``context`` with the installed catalogue (English if none)."""
-    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtCore import QCoreApplication  # lazy: keeps Qt off the CLI and the headless reports
     return QCoreApplication.translate(context, text, disambiguation, n)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 
 APP_NAME = "gpu-capacity-planner"
 
@@ -16,7 +16,7 @@ def _candidates(name: str):
     yield os.path.join(sys.prefix, "share", APP_NAME, name)  # wheel data files
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_dir(name: str) -> str:
     """Absolute path of a top-level data folder (``spec_data``, ``resources``, ``examples``)."""
     override = os.environ.get("PLANNER_" + name.upper())
@@ -45,7 +45,7 @@ def user_data_dir() -> str:
     override = os.environ.get("PLANNER_USER_DIR")
     if override:
         return override
-    import platformdirs
+    import platformdirs  # lazy: keeps platformdirs off starts that need no user folder
 
     return platformdirs.user_data_dir(APP_NAME, appauthor=False)
 
@@ -54,6 +54,6 @@ def user_log_dir() -> str:
     override = os.environ.get("PLANNER_USER_DIR")
     if override:
         return os.path.join(override, "logs")
-    import platformdirs
+    import platformdirs  # lazy: keeps platformdirs off starts that need no user folder
 
     return platformdirs.user_log_dir(APP_NAME, appauthor=False)

@@ -15,10 +15,14 @@ from __future__ import annotations
 import copy
 import json
 import os
+import stat
 
+from planner_app.atomic import atomic_write_text
 from planner_app.core.errors import InputError
 from planner_app.core.options import MAX_TEXT, build, options_of
 from planner_app.core.requests import ESTIMATE_REQUESTS, MODE, serve_section_options
+from planner_app.paths import examples_dir
+from planner_app.service.estimate import run_estimate
 from planner_app.specdb.schema import SpecDataError
 
 SCHEMA_VERSION = 2
@@ -186,8 +190,6 @@ def loads(text: str, source: str = "scenario") -> dict:
 
 
 def load(path: str) -> dict:
-    import stat
-
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block the read
@@ -209,8 +211,6 @@ def dumps(sc: dict) -> str:
 
 def save(sc: dict, path: str) -> None:
     """Validate, then write atomically (a temporary file renamed over the target)."""
-    from planner_app.atomic import atomic_write_text
-
     validate(sc, path)
     atomic_write_text(path, dumps(sc))
 
@@ -235,8 +235,6 @@ def plan_request(sc: dict, index: int):
 def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
     """One result per plan: ``{"name", "options", "request", "result", "estimate"}`` (the estimate's
     JSON) or ``{"name", "options", "error"}``."""
-    from planner_app.service.estimate import run_estimate
-
     out = []
     for i, p in enumerate(sc["plans"]):
         opts = plan_options(sc, i)
@@ -254,7 +252,6 @@ def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
 
 
 def example_dir() -> str:
-    from planner_app.paths import examples_dir
     return examples_dir()
 
 

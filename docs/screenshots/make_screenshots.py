@@ -71,9 +71,9 @@ def shoot_extra(app, out_dir: str, tail: str, size, only=None) -> list[str]:
         win = open_window(size, [os.path.join(examples_dir(), example)])
         win.nav.setCurrentRow(PAGES.index(page))
         if page == "plan":
-            wait(app, lambda: win.plan_page.last_estimate is not None)
+            wait(app, lambda w=win: w.plan_page.last_estimate is not None)
         if page == "compare":
-            wait(app, lambda: bool(win.compare_page.results) and win.compare_page.serving is not None)
+            wait(app, lambda w=win: bool(w.compare_page.results) and w.compare_page.serving is not None)
             win.compare_page.table.scrollToBottom()  # the serving rows come last
             wait(app, lambda: True)
         shots.append(grab(win, out_dir, name, tail))

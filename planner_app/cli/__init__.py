@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import csv
 import gc
 import json
 import os
 import sys
 
 from planner_app import __version__
+from planner_app.core.errors import InputError
 
 EXIT_USAGE = 2
 
@@ -30,8 +32,8 @@ class Parser(argparse.ArgumentParser):
 
 def _positive_int(flag: str):
     """An argparse type for a whole number >= 1 named ``flag`` (the cluster commands)."""
-    from planner_app.cli.arguments import arg_type, own_option
-    from planner_app.core.options import MAX_GPUS
+    from planner_app.cli.arguments import arg_type, own_option  # lazy: keeps the engine off the CLI's start
+    from planner_app.core.options import MAX_GPUS  # lazy: keeps the engine off the CLI's start
     return arg_type(own_option(flag.lstrip("-").replace("-", "_"), "int", "", minimum=1, maximum=MAX_GPUS))
 
 
@@ -71,7 +73,9 @@ def _document(parser) -> None:
 
 
 def _add_estimate(sub) -> None:
-    from planner_app.cli.arguments import add_options, add_request
+    from planner_app.cli.arguments import add_options, add_request  # lazy: keeps the engine off the CLI's start
+
+    # lazy: keeps the engine off the CLI's start
     from planner_app.core.requests import MODE, InferenceRequest, TrainingRequest
     e = sub.add_parser("estimate", help="memory, time and cost of one plan")
     # one flag per option: the training request's, then the inference request's own
@@ -101,23 +105,23 @@ def _add_specs(sub) -> None:
 
 
 def _add_search(sub) -> None:
-    from planner_app.cli.arguments import add_request
-    from planner_app.core.requests import SearchRequest
+    from planner_app.cli.arguments import add_request  # lazy: keeps the engine off the CLI's start
+    from planner_app.core.requests import SearchRequest  # lazy: keeps the engine off the CLI's start
     sr = sub.add_parser("search", help="find the best parallel layout and instance")
     add_request(sr, SearchRequest, exclusive=("gpu", "instance"), required=("model", "tokens", "max_gpus"))
     sr.add_argument("--json", action="store_true")
 
 
 def _add_scaling(sub) -> None:
-    from planner_app.cli.arguments import add_request
-    from planner_app.core.requests import ScalingRequest
+    from planner_app.cli.arguments import add_request  # lazy: keeps the engine off the CLI's start
+    from planner_app.core.requests import ScalingRequest  # lazy: keeps the engine off the CLI's start
     sc = sub.add_parser("scaling", help="throughput and efficiency against node count")
     add_request(sc, ScalingRequest, exclusive=("gpu", "instance"), required=("model",))
     sc.add_argument("--json", action="store_true")
 
 
 def _add_probe(sub) -> None:
-    from planner_app.cli.arguments import arg_type, own_option
+    from planner_app.cli.arguments import arg_type, own_option  # lazy: keeps the engine off the CLI's start
     pr = sub.add_parser("probe", help="inventory and microbenchmarks of the local GPUs")
     pr.add_argument("--backend", choices=("auto", "torch", "cupy", "numpy"), default="auto")
     pr.add_argument("--quick", action="store_true")
@@ -138,11 +142,11 @@ def _add_probe(sub) -> None:
 
 
 def _add_cluster(sub) -> None:
-    from planner_app.cli import cluster as cli_cluster
+    from planner_app.cli import cluster as cli_cluster  # lazy: keeps the engine off the CLI's start
     cli_cluster.add_parser(sub, _positive_int)
-    from planner_app.cli import host_probe as cli_host_probe
+    from planner_app.cli import host_probe as cli_host_probe  # lazy: keeps the engine off the CLI's start
     cli_host_probe.add_parser(sub, _positive_int)
-    from planner_app.cli import serve as cli_serve
+    from planner_app.cli import serve as cli_serve  # lazy: keeps the engine off the CLI's start
     cli_serve.add_parser(sub)
 
 
@@ -205,6 +209,7 @@ def _import_numpy_single_threaded() -> None:
         return
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
+        # lazy: numpy loads with a one-thread OpenBLAS (see the docstring)
         import numpy  # noqa: F401
     finally:
         del os.environ["OPENBLAS_NUM_THREADS"]
@@ -228,7 +233,7 @@ def _no_cyclic_gc_until_exit() -> None:
     every object frozen, so that the interpreter's shutdown does not traverse them all again.
     ``gpu-planner estimate`` leaves only a few kB of cyclic garbage (argparse's parsers refer to
     their groups) and closes its database itself; the collector cost it ~7 ms of CPU while it
-    ran (most of it while numpy loads) and its shutdown ~16 ms, of ~0.15 s (benchmarks/cli_speed.py)."""
+    ran (most of it while numpy loads) and its shutdown ~16 ms, of ~0.15 s (benchmarks/speed/cli_speed.py)."""
     gc.disable()
     atexit.register(gc.freeze)
 
@@ -253,42 +258,41 @@ def main(argv=None) -> int:
         return _fail(str(e))
     if args.command is None:
         return _open_gui(args, [])
-    from planner_app.core.errors import InputError
-    from planner_app.specdb.schema import SpecDataError
-    from planner_app.specdb.userdb import UserDBError
+    from planner_app.specdb.schema import SpecDataError  # lazy: keeps the spec database off the CLI's start
+    from planner_app.specdb.userdb import UserDBError  # lazy: keeps the spec database off the CLI's start
 
     prog = f"gpu-planner {args.command}"
     try:
         if args.command == "estimate":
-            from planner_app.cli import estimate as cli_estimate
+            from planner_app.cli import estimate as cli_estimate  # lazy: keeps the engine off the CLI's start
             return cli_estimate.run(args)
         if args.command == "models":
             return _models(args)
         if args.command == "specs":
             return _specs(args)
         if args.command == "search":
-            from planner_app.cli import search as cli_search
+            from planner_app.cli import search as cli_search  # lazy: keeps the engine off the CLI's start
             return cli_search.run_search(args)
         if args.command == "scaling":
-            from planner_app.cli import search as cli_search
+            from planner_app.cli import search as cli_search  # lazy: keeps the engine off the CLI's start
             return cli_search.run_scaling(args)
         if args.command == "probe":
-            from planner_app.cli import probe as cli_probe
+            from planner_app.cli import probe as cli_probe  # lazy: keeps the engine off the CLI's start
             return cli_probe.run(args)
         if args.command == "cluster":
-            from planner_app.cli import cluster as cli_cluster
+            from planner_app.cli import cluster as cli_cluster  # lazy: keeps the engine off the CLI's start
             return cli_cluster.run(args)
         if args.command == "serve":
-            from planner_app.cli import serve as cli_serve
+            from planner_app.cli import serve as cli_serve  # lazy: keeps the engine off the CLI's start
             return cli_serve.run(args)
         if args.command == "host-probe":
-            from planner_app.cli import host_probe as cli_host_probe
+            from planner_app.cli import host_probe as cli_host_probe  # lazy: keeps the engine off the CLI's start
             return cli_host_probe.run(args)
         if args.command == "report":
             if not _display_available():
                 # a headless command: Qt paints the PDF offscreen instead of aborting for lack of a display
                 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-            from planner_app.cli import report as cli_report
+            from planner_app.cli import report as cli_report  # lazy: keeps the engine off the CLI's start
             return cli_report.run(args)
         if args.command == "gui":
             return _open_gui(args, [args.scenario] if args.scenario else [])
@@ -312,7 +316,7 @@ def _open_gui(args, files) -> int:
         print("gpu-planner: no display found (set DISPLAY or QT_QPA_PLATFORM); the headless commands are: "
               "estimate, models, specs, search, scaling, serve, probe, report", file=sys.stderr)
         return EXIT_USAGE
-    from planner_app import app
+    from planner_app import app  # lazy: keeps Qt off the CLI's start
     return app.run(files=files, smoke_test=smoke)
 
 
@@ -325,7 +329,7 @@ def _display_available() -> bool:
 
 
 def _models(args) -> int:
-    from planner_app.specdb.catalog import model_from_row, shipped_db
+    from planner_app.specdb.catalog import model_from_row, shipped_db  # lazy: keeps the engine off the CLI's start
 
     db = shipped_db()
     rows = []
@@ -345,13 +349,10 @@ def _models(args) -> int:
 
 
 def _specs(args) -> int:
-    import csv
-
-    from planner_app.core.errors import InputError
-    from planner_app.service.catalog import open_catalog
+    from planner_app.service.catalog import open_catalog  # lazy: keeps the engine off the CLI's start
 
     if args.kind == "import":
-        from planner_app.cli import specs_import
+        from planner_app.cli import specs_import  # lazy: keeps the engine off the CLI's start
         return specs_import.run(args)
     for opt in ("file", "provider", "region", "price_date"):
         if getattr(args, opt):

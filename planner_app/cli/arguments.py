@@ -6,7 +6,7 @@ back as option values (``values_of``) for ``options.build``."""
 from __future__ import annotations
 
 import argparse
-from typing import Iterable
+from collections.abc import Iterable
 
 from planner_app.core.errors import InputError
 from planner_app.core.options import Option, options_of

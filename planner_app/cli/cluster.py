@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+from planner_app.atomic import atomic_write_text
+from planner_app.cli.arguments import arg_type, own_option
 from planner_app.core.errors import InputError
 
 
@@ -22,7 +24,6 @@ def add_parser(sub, positive_int) -> None:
         p.add_argument("--quick", action="store_true", help="messages up to 256 MiB only")
         if name == "command":
             p.add_argument("--master-addr", default="$MASTER_ADDR")
-            from planner_app.cli.arguments import arg_type, own_option
             p.add_argument("--port", type=arg_type(own_option("port", "int", "", minimum=1, maximum=65535)),
                            default=29500)
         else:
@@ -42,8 +43,7 @@ def add_parser(sub, positive_int) -> None:
 
 
 def run(args) -> int:
-    # imported here, not at the top: every command's parser comes from this module, and the
-    # probe code (with the collective and network models) is no part of `estimate`
+    # lazy: keeps the probe code off the CLI's start (its parser imports this module)
     from planner_app.probe import cluster
 
     cmd = args.cluster_command
@@ -58,7 +58,6 @@ def run(args) -> int:
         text = cluster.slurm_script(args.nodes, args.gpus_per_node, args.out, args.partition, args.time,
                                     args.python, args.account, args.setup, quick=args.quick)
         if args.output:
-            from planner_app.atomic import atomic_write_text
             try:
                 atomic_write_text(args.output, text)
             except OSError as e:
@@ -73,10 +72,15 @@ def run(args) -> int:
 
 
 def _import(args) -> int:
+    # lazy: keeps the probe code off the CLI's start (its parser imports this module)
     from planner_app.probe import cluster
+
+    # lazy: keeps the engine off the CLI's start (its parser imports this module)
     from planner_app.service.validation import match_gpu
+
+    # lazy: keeps the engine off the CLI's start (its parser imports this module)
     from planner_app.specdb.catalog import shipped_db
-    from planner_app.specdb.userdb import UserDB
+    from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
 
     data = cluster.read_result(args.result)
     db = shipped_db()

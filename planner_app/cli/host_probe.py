@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
+
+from planner_app.probe.runner import ProbeError, ProbeRunner
 
 
 def add_parser(sub, positive_int) -> None:
@@ -20,11 +23,11 @@ def add_parser(sub, positive_int) -> None:
 
 
 def run(args) -> int:
-    import tempfile
-
+    # lazy: keeps the engine off the CLI's start (its parser imports this module)
     from planner_app.probe.host import HostProbeError, check_folder, host_verdicts
+
+    # lazy: keeps the engine off the CLI's start (its parser imports this module)
     from planner_app.probe.host_worker import host_command
-    from planner_app.probe.runner import ProbeError, ProbeRunner
 
     size = args.size_mb * 2**20
     try:  # a bad folder is one line before any process starts

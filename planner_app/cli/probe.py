@@ -6,9 +6,12 @@ import json
 import sys
 from dataclasses import asdict
 
-from planner_app.probe import nvml
+from planner_app.probe import amd, nvml
+from planner_app.probe.calibration import guard_profile, profile_from_result
 from planner_app.probe.runner import ProbeError, ProbeRunner
 from planner_app.probe.verdicts import all_verdicts
+from planner_app.service.catalog import open_catalog
+from planner_app.service.resolve import resolve_model
 from planner_app.service.validation import (
     compare_validation,
     estimate_case,
@@ -25,14 +28,10 @@ def _names(text) -> list[str]:
 
 
 def run(args) -> int:
-    from planner_app.service.catalog import open_catalog
-
     db = open_catalog()
     state, gpus = nvml.inventory()
     out = {"nvml": asdict(state), "inventory": [g.to_dict() for g in gpus]}
     if not state.available:
-        from planner_app.probe import amd
-
         out["inventory"] = amd.inventory()
         out["amdsmi"] = amd.init()[1]
         if not out["inventory"]:
@@ -80,7 +79,7 @@ def run(args) -> int:
         out["validation"] = out["validations"][0]
         out["calibration_check"] = _check_profile(db, gpu, result, out["validations"])
     if args.save:
-        from planner_app.specdb.userdb import UserDB
+        from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
 
         if gpu is None:
             print("gpu-planner probe: error: --save needs a GPU from the spec database (CPU results do not "
@@ -128,8 +127,6 @@ def _pct(x) -> str:
 
 def _validate_one(db, runner, name, settings, gpu, bench, show, notes):
     """Train ``name`` on the GPU; its gaps without a profile and with this probe's profile."""
-    from planner_app.probe.calibration import profile_from_result
-
     model, wargs, est = validation_case(db, name, settings, gpu)
     try:
         measured = runner.run("validate", wargs, progress=show)
@@ -140,6 +137,7 @@ def _validate_one(db, runner, name, settings, gpu, bench, show, notes):
     v = dict(compare_validation(measured, est, estimate_case(model, settings, gpu, prof.efficiency)),
              model=model.name, model_ref=name, settings=settings)
     try:
+        # lazy: sqlite3 is optional (a Python built without it)
         from planner_app.specdb.userdb import UserDB, UserDBError
 
         record_validation(UserDB.open_default(), gpu, model, name, settings, measured, v)
@@ -151,9 +149,6 @@ def _validate_one(db, runner, name, settings, gpu, bench, show, notes):
 def _check_profile(db, gpu, bench, validations) -> dict:
     """This probe's profile under the never-worse rule against the runs just validated: the
     fraction kept and each run's error as kept (``step_gap_kept`` in each validation)."""
-    from planner_app.probe.calibration import guard_profile, profile_from_result
-    from planner_app.service.resolve import resolve_model
-
     cases = []
     for v in validations:
         if not v.get("estimate"):

@@ -3,22 +3,21 @@ from __future__ import annotations
 
 import sys
 
+from planner_app import i18n, scenario
+from planner_app.report.model import build_report
+from planner_app.report.writer import format_for, write_report
+from planner_app.service.catalog import open_catalog
+
 
 def run(args) -> int:
-    from planner_app import scenario
-    from planner_app.report.model import build_report
-    from planner_app.report.writer import format_for, write_report
-    from planner_app.service.catalog import open_catalog
-
     sc = scenario.load(args.scenario)
     fmt = format_for(args.output, getattr(args, "format", None))
     lang = getattr(args, "lang", "en") or "en"
     if fmt == "pdf" or lang != "en":
         # Fonts and painting need a QGuiApplication; it must exist before i18n.install,
         # which would otherwise make a plain QCoreApplication.
-        from planner_app.report.pdf import ensure_app
+        from planner_app.report.pdf import ensure_app  # lazy: keeps Qt off the English json, csv and html reports
         ensure_app()
-    from planner_app import i18n
 
     previous = i18n.current()
     if lang != "en":

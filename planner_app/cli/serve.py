@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 from planner_app import units
+from planner_app.cli.arguments import add_request, values_of
+from planner_app.core.errors import InputError
+from planner_app.core.options import build
+from planner_app.core.requests import ServeSearchRequest
 from planner_app.service.catalog import open_catalog
 
 
 def add_parser(sub) -> None:
-    from planner_app.cli.arguments import add_request
-    from planner_app.core.requests import ServeSearchRequest
-
     p = sub.add_parser("serve", help="a continuous-batching server at steady state: latency, throughput, cost; "
                                      "with --ttft-ms/--tpot-ms, the deployments that meet them")
     add_request(p, ServeSearchRequest, exclusive=("gpu", "instance"), required=("model", "isl", "osl"))
@@ -19,11 +20,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from planner_app.cli.arguments import values_of
-    from planner_app.core.errors import InputError
-    from planner_app.core.options import build
-    from planner_app.core.requests import ServeSearchRequest
-
     request = build(ServeSearchRequest, values_of(args, ServeSearchRequest), "serve")
     req = request.serve
     if req.gpu is None and req.instance is None:
@@ -35,8 +31,10 @@ def run(args) -> int:
         if req.benchmark_requests is not None:
             raise InputError("benchmark_requests", "the search meets the targets at steady state; "
                                                    "--benchmark-requests describes one deployment's benchmark run")
+        # lazy: keeps the engine off the CLI's start (its parser imports this module)
         from planner_app.cli import serve_search
         return serve_search.run(request, db, args.json)
+    # lazy: keeps the engine off the CLI's start (its parser imports this module)
     from planner_app.service.serving import run_serve
 
     for flag, value in (("gpu", req.gpu), ("instance", req.instance)):

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sys
 
+from planner_app.core.results import json_ready
+from planner_app.service.serving import run_slo_search
+
 EXIT_NONE = 2
 
 
 def run(request, db, as_json: bool) -> int:
     """The search of a ``ServeSearchRequest`` (cli/serve.py builds it)."""
-    from planner_app.core.results import json_ready
-    from planner_app.service.serving import run_slo_search
-
     res = run_slo_search(request, db)
     req, targets = request.serve, request.targets
     out = json_ready({"model": req.model if isinstance(req.model, str) else "custom", "isl": req.isl,

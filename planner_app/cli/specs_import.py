@@ -3,16 +3,16 @@ refresh instance rows and prices from a SkyPilot catalog ``vms.csv`` or a gpuhun
 catalog (zip or CSV) into the user's database (``service/spec_import.py``) and report what changed."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 
 from planner_app.core.errors import InputError
+from planner_app.service.catalog import open_catalog
+from planner_app.service.spec_import import import_catalog
 
 
 def run(args) -> int:
-    from planner_app.service.catalog import open_catalog
-    from planner_app.service.spec_import import import_catalog
-
     if not args.file:
         raise InputError("file", "give the file to import (a SkyPilot vms.csv or a gpuhunt catalog): "
                                  "gpu-planner specs import FILE --provider P")
@@ -20,7 +20,6 @@ def run(args) -> int:
         raise InputError("provider", "is required (the provider the file is for: AWS, GCP, Azure, ...)")
     if args.price_date:
         try:
-            import datetime as dt
             dt.date.fromisoformat(args.price_date)
         except ValueError:
             raise InputError("price_date", f"must be a date YYYY-MM-DD, got {args.price_date!r}") from None
@@ -28,7 +27,7 @@ def run(args) -> int:
     res = import_catalog(db, args.file, args.provider, args.region, args.price_date)
     saved = 0
     if not args.dry_run and res.rows:
-        from planner_app.specdb.userdb import UserDB
+        from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
         udb = UserDB.open_default()
         try:
             saved = udb.upsert_many("instances", [udb.validate_row("instances", r) for r in res.rows])

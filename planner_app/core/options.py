@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from planner_app.core.errors import InputError
 

@@ -14,7 +14,7 @@ are joined, as Python does).
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 CONTEXT = "Engine"
 

@@ -11,7 +11,7 @@ _STATE = None
 
 
 def _amdsmi():
-    import amdsmi
+    import amdsmi  # lazy: amdsmi is optional (ROCm)
 
     return amdsmi
 

@@ -11,6 +11,7 @@ Runs inside the probe worker process (``worker.py``), never in the app's process
 from __future__ import annotations
 
 import math
+import os
 import platform
 import statistics
 import time
@@ -55,7 +56,7 @@ class TorchBackend:
     name = "torch"
 
     def __init__(self):
-        import torch
+        import torch  # lazy: torch is optional (probe backend)
 
         self.torch = torch
         if torch.cuda.is_available():
@@ -141,7 +142,7 @@ class TorchBackend:
         finally:
             if self.kind == "cuda":
                 t.backends.cuda.matmul.allow_tf32 = False
-            del a, b
+            a = b = None  # drop the references (a closure above still names them)
 
     def model_gemms(self, dtype: str, shapes, warm_s: float, timed_s: float, min_rounds: int) -> list[dict]:
         """A linear layer's three GEMMs per (M, N, K) shape, as autograd runs them: forward
@@ -203,7 +204,7 @@ class TorchBackend:
         try:
             return self.time_fn(lambda: dst.copy_(src), reps)
         finally:
-            del src, dst
+            src = dst = None  # drop the references (a closure above still names them)
 
     def triad(self, nbytes: int, reps: int) -> list[float]:
         t = self.torch
@@ -213,7 +214,7 @@ class TorchBackend:
         try:
             return self.time_fn(lambda: t.add(b, c, alpha=3.0, out=a), reps)
         finally:
-            del a, b, c
+            a = b = c = None  # drop the references (a closure above still names them)
 
     def host_device(self, nbytes: int, reps: int, to_device: bool) -> list[float]:
         t = self.torch
@@ -226,7 +227,7 @@ class TorchBackend:
         try:
             return self.time_fn(fn, reps)
         finally:
-            del host, dev
+            host = dev = None  # drop the references (a closure above still names them)
 
     def dispatch(self, reps: int) -> list[float]:
         """Seconds of host time per eager op (DISPATCH_CALLS module calls of DISPATCH_OPS_PER_CALL ops)."""
@@ -268,7 +269,7 @@ class CupyBackend:
     name = "cupy"
 
     def __init__(self):
-        import cupy
+        import cupy  # lazy: cupy is optional (probe backend)
 
         self.cp = cupy
         if cupy.cuda.runtime.getDeviceCount() < 1:
@@ -323,7 +324,7 @@ class CupyBackend:
     def host_device(self, nbytes, reps, to_device):
         cp = self.cp
         host = cp.cuda.alloc_pinned_memory(nbytes)
-        import numpy as np
+        import numpy as np  # lazy: numpy is optional in the worker's Python (probe backend)
 
         h = np.frombuffer(host, dtype=np.float32, count=nbytes // 4)
         d = cp.empty(nbytes // 4, dtype=cp.float32)
@@ -340,15 +341,13 @@ class NumpyBackend:
     kind = "cpu"
 
     def __init__(self):
-        import numpy as np
+        import numpy as np  # lazy: numpy is optional in the worker's Python (probe backend)
 
         self.np = np
         self.rng = np.random.default_rng(0)
 
     def info(self) -> dict:
         np = self.np
-        import os
-
         return {"backend": "numpy", "numpy": np.__version__, "kind": "cpu",
                 "name": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
 

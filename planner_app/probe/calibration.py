@@ -26,11 +26,14 @@ from dataclasses import dataclass, field
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.compute import Efficiency, default_efficiency
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text, TextList
+from planner_app.probe.messages import MessageError, check_bench
+from planner_app.specdb.catalog import shipped_db
+from planner_app.specdb.schema import SpecDataError
 
 DTYPE_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8}
 GUARD_STEPS = 20
 # The probe's 2 GiB fp32 copy on the H200 the defaults were measured on: 4214 GB/s read+write of
-# the 4800 GB/s datasheet (tests/data/probe_reference_h200.json, benchmarks/probe_reference.py;
+# the 4800 GB/s datasheet (tests/data/probe_reference_h200.json, benchmarks/gpu/probe_reference.py;
 # the probe itself measured 4028 and 4206 there: tests/data/probe_h200.json,
 # probe_calibration_h200.json). The engine's memory-bound efficiency (0.78 of HBM) is what the
 # kernels of a training step get, less than such a copy: a profile scales it by the measured copy
@@ -187,9 +190,7 @@ def _check_measurements(name: str, result: dict, collectives: dict | None) -> No
     """The measurements a profile is built from pass the same checks as when they arrived
     (a worker's result, a collectives file): a NaN or negative rate never reaches the engine,
     also from a profile saved before those checks existed."""
-    from planner_app.probe.cluster import check_result
-    from planner_app.probe.messages import MessageError, check_bench
-    from planner_app.specdb.schema import SpecDataError
+    from planner_app.probe.cluster import check_result  # lazy: keeps the cluster probe (~5 ms) off estimate's start
 
     try:
         if result.get("gemm") or result.get("bandwidth"):
@@ -304,8 +305,7 @@ def read_profile(name: str, userdb=None, specdb=None):
     """A saved profile by name from the user's database as measured (the never-worse rule is the
     service's: service/calibration.py), with its GPU and the validated runs stored for that GPU:
     (profile, gpu, runs, key), ``key`` telling this profile and set of runs from any other."""
-    from planner_app.specdb.catalog import shipped_db
-    from planner_app.specdb.userdb import UserDB
+    from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
 
     udb = userdb or UserDB.open_default()
     try:

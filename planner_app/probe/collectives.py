@@ -158,7 +158,7 @@ def p2p_matrix(torch, dist, device, size_bytes: int, iters: int):
             dist.barrier()
             elapsed = torch.zeros(1, dtype=torch.float64, device=device)
             if rank in (src, dst):
-                def op():
+                def op(src=src, dst=dst):  # this pair's ranks (op runs within the iteration)
                     if rank == src:
                         dist.send(buf, dst)
                     else:
@@ -217,8 +217,8 @@ def main(argv=None) -> int:
         bus_factor(c, 2)  # rejects unknown names before any process group starts
     sizes = message_sizes(args.min_bytes, args.max_bytes, args.factor)
 
-    import torch
-    import torch.distributed as dist
+    import torch  # lazy: torch is optional (runs on the cluster's Python)
+    import torch.distributed as dist  # lazy: torch is optional (runs on the cluster's Python)
 
     backend = args.backend
     if backend == "auto":

@@ -16,6 +16,11 @@ import shutil
 import tempfile
 import time
 
+import numpy as np
+
+from planner_app.core.training.checkpoint import DEFAULT_WRITE_GB_S_PER_NODE
+from planner_app.core.training.host import DECODE_IMAGES_PER_S_PER_CORE, DEFAULT_NVME_READ_GB_S
+
 BLOCK_BYTES = 8 * 2**20  # 8 MiB per request: large sequential I/O, as fio --bs=8M --rw=write
 DEFAULT_SIZE_BYTES = 1 * 2**30  # a 1 GiB test file
 FREE_MARGIN_BYTES = 64 * 2**20  # leave this much free beside the test file
@@ -137,8 +142,7 @@ def storage_bandwidth(folder: str, size_bytes: int = DEFAULT_SIZE_BYTES, progres
 def make_jpegs(n: int, seed: int = 0) -> list[bytes]:
     """``n`` photo-like 500x375 JPEGs (smooth colour fields with texture, ~100-130 kB at quality
     90, like ImageNet's), generated: no dataset needed."""
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # lazy: Pillow is optional (the decode test)
 
     rng = np.random.default_rng(seed)
     w, h = JPEG_SIZE
@@ -154,12 +158,11 @@ def make_jpegs(n: int, seed: int = 0) -> list[bytes]:
     return out
 
 
-def train_transform(data: bytes, rng) -> "object":
+def train_transform(data: bytes, rng) -> object:
     """The ImageNet training transform as torchvision's references apply it to a PIL image:
     decode, RandomResizedCrop(224, scale=(0.08, 1)) with bilinear resampling, horizontal flip,
     to float tensor and normalise (numpy here: the same work without torch)."""
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # lazy: Pillow is optional (the decode test)
 
     img = Image.open(io.BytesIO(data)).convert("RGB")
     w, h = img.size
@@ -177,8 +180,6 @@ def train_transform(data: bytes, rng) -> "object":
 def decode_rate(images: int = 200, progress=None, cancelled=None) -> dict:
     """Images per second one core decodes and transforms (this process is single-threaded:
     PIL's decoder and numpy's element-wise ops use one core)."""
-    import numpy as np
-
     jpegs = make_jpegs(min(images, 32))
     rng = np.random.default_rng(1)
     for d in jpegs[:4]:  # warm-up (imports, caches)
@@ -199,8 +200,6 @@ def decode_rate(images: int = 200, progress=None, cancelled=None) -> dict:
 def memory_bandwidth(nbytes: int = 256 * 2**20, repeats: int = 5) -> dict:
     """numpy copy of ``nbytes`` between two arrays, best of ``repeats``: GB/s as bytes copied
     over time (read + write traffic is twice that)."""
-    import numpy as np
-
     a = np.ones(nbytes // 8)
     b = np.empty_like(a)
     best = float("inf")
@@ -242,12 +241,6 @@ def run_host_probe(args: dict, progress=None, cancelled=None) -> dict:
 def host_verdicts(result: dict) -> list[dict]:
     """Each measurement against the planner's default for it (core/training/host.py, core/training/checkpoint.py):
     ``ratio`` > 1 means this host is faster than the plans assume without a probe."""
-    from planner_app.core.training.checkpoint import DEFAULT_WRITE_GB_S_PER_NODE
-    from planner_app.core.training.host import (
-        DECODE_IMAGES_PER_S_PER_CORE,
-        DEFAULT_NVME_READ_GB_S,
-    )
-
     rows = [("storage write", result["storage"]["write_gb_s"], DEFAULT_WRITE_GB_S_PER_NODE, "GB/s"),
             ("storage read", result["storage"]["read_gb_s"], DEFAULT_NVME_READ_GB_S, "GB/s"),
             ("JPEG decode + augment per core", result["decode"]["images_per_s_per_core"],

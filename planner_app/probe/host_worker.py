@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
+from planner_app.probe.host import HostProbeError, run_host_probe
+from planner_app.probe.procs import guard_worker
 from planner_app.probe.worker import _progress, emit, parse_args, report
 
 
@@ -18,9 +20,6 @@ def host_command(args: dict, python: str | None = None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from planner_app.probe.host import HostProbeError, run_host_probe
-    from planner_app.probe.procs import guard_worker
-
     guard_worker()  # dies with its whole run when the parent goes (the runner started it)
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv[0] if argv else None)

@@ -43,7 +43,7 @@ def _plain_error(e) -> str:
 
 
 def _nvml():
-    import pynvml
+    import pynvml  # lazy: pynvml is optional (NVIDIA inventory)
 
     return pynvml
 

@@ -8,6 +8,7 @@ also watches its parent: Linux's parent-death signal (``prctl(PR_SET_PDEATHSIG)`
 pipe on its stdin that reads end-of-file when the parent is gone, whatever killed it."""
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -24,8 +25,6 @@ def set_parent_death_signal(sig: int = signal.SIGTERM) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
     except (OSError, AttributeError):

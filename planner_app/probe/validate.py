@@ -7,7 +7,7 @@ The loop is the one the engine's ``--framework pytorch`` models:
 ``loss = model(input_ids=x, labels=x).loss; loss.backward(); opt.step();
 opt.zero_grad(set_to_none=True)``, AdamW with PyTorch's default (foreach) implementation,
 ``use_cache=False``, full recomputation through ``gradient_checkpointing_enable()``.
-Runs inside the probe worker (``worker.py``) and in benchmarks/gpu_training_runs.py.
+Runs inside the probe worker (``worker.py``) and in benchmarks/gpu/gpu_training_runs.py.
 """
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ import time
 
 
 def _torch():
-    import torch
+    import torch  # lazy: torch is optional (probe backend)
 
     return torch
 
 
 def build_hf_model(torch, hf_config: dict, recipe: str, attention: str, device):
+    # lazy: transformers is optional (probe validation)
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
     d = dict(hf_config)
@@ -160,6 +161,7 @@ def run_validation(args: dict, progress=None) -> dict:
     (a @ a).sum().item()  # cuBLAS workspaces exist in any real job
     del a
     try:
+        # lazy: transformers is optional (probe validation)
         import transformers  # noqa: F401
 
         use_hf = True

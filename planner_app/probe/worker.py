@@ -10,6 +10,12 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from dataclasses import asdict
+
+from planner_app.probe import nvml
+from planner_app.probe.bench import run_benchmarks
+from planner_app.probe.procs import guard_worker
+from planner_app.probe.validate import run_validation
 
 
 def emit(obj) -> None:
@@ -46,23 +52,15 @@ def report(run, expected: tuple = ()) -> int:
 
 
 def _bench(args):
-    from planner_app.probe.bench import run_benchmarks
-
     return run_benchmarks(args.get("backend", "auto"), bool(args.get("quick")), _progress,
                           model_shapes=args.get("model_shapes"))
 
 
 def _validate(args):
-    from planner_app.probe.validate import run_validation
-
     return run_validation(args, _progress)
 
 
 def _inventory(args):
-    from dataclasses import asdict
-
-    from planner_app.probe import nvml
-
     st, gpus = nvml.inventory()
     return {"nvml": asdict(st), "gpus": [g.to_dict() for g in gpus]}
 
@@ -71,8 +69,6 @@ TASKS = {"bench": _bench, "validate": _validate, "inventory": _inventory}
 
 
 def main(argv=None) -> int:
-    from planner_app.probe.procs import guard_worker
-
     guard_worker()  # dies with its whole run when the parent goes (the runner started it)
     argv = sys.argv[1:] if argv is None else argv
     if not argv:

@@ -220,7 +220,7 @@ def scaling_chart(report, s, width: float = 660.0) -> Chart | None:
         if fixed_top:
             ticks = [0, 25, 50, 75, 100]
         ymax = ticks[-1]
-        fy = lambda v: yb - v / ymax * (yb - ya)  # noqa: E731
+        fy = lambda v, ya=ya, yb=yb, ymax=ymax: yb - v / ymax * (yb - ya)  # noqa: E731  (this panel's axis)
         fx = _log2_axis(nodes, xa, xb)
         ch.add(Text((xa + xb) / 2, 34, title, anchor="middle", bold=True, size=FONT_PT + 0.5))
         for t in ticks:

@@ -12,6 +12,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 
 from planner_app import ENGINE_VERSION, __version__
+from planner_app import scenario as scenario_mod
 from planner_app.core.errors import InputError
 from planner_app.core.plans.cost import PRICE_KINDS, hourly_prices_usd
 from planner_app.core.plans.scaling import group_size
@@ -131,11 +132,9 @@ class Report:
         }
 
 
-def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) -> "Report":
+def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) -> Report:
     """Evaluate every plan of scenario ``sc`` against spec database ``db`` and collect what
     the report shows. Plans that fail keep their error; nothing here raises for them."""
-    from planner_app import scenario as scenario_mod
-
     if lang not in ("en", "zh_CN"):
         raise InputError("lang", f"must be en or zh_CN, got {lang!r}")
     scenario_mod.validate(sc)

@@ -10,7 +10,7 @@ import ctypes
 import os
 import sys
 
-from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QCoreApplication, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -28,7 +28,9 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
+from PySide6.QtWidgets import QApplication
 
+from planner_app.paths import resources_dir
 from planner_app.report import charts as C
 from planner_app.report.html import render_parts
 from planner_app.report.text import Strings
@@ -69,12 +71,8 @@ class ReportError(Exception):
 def ensure_app():
     """The running Qt application, or a new QApplication (a widgets one, so a GUI or a
     test session that later wants widgets can share it) for fonts and painting."""
-    from PySide6.QtCore import QCoreApplication
-
     app = QCoreApplication.instance()
     if app is None:
-        from PySide6.QtWidgets import QApplication
-
         return QApplication([])
     if not isinstance(app, QGuiApplication):
         raise ReportError("a non-GUI QCoreApplication is running; PDF reports need a QGuiApplication")
@@ -85,8 +83,6 @@ def report_font_family() -> str:
     """Load the bundled CJK-capable font once; its family name (a system sans as fallback)."""
     if _font_family:
         return _font_family[0]
-    from planner_app.paths import resources_dir
-
     family = "Sans Serif"
     path = os.path.join(resources_dir(), "fonts", FONT_FILE)
     if os.path.exists(path):

@@ -11,6 +11,12 @@ import shutil
 import subprocess
 import sys
 
+from planner_app import scenario
+from planner_app.report.model import build_report
+from planner_app.report.pdf import ensure_app
+from planner_app.report.writer import write_report
+from planner_app.specdb.catalog import shipped_db
+
 ZH_SAMPLE = "llama-70b-pretraining-three-clouds"
 # Scenarios written for users in China (Chinese titles and notes): also rendered in zh_CN.
 ZH_NATIVE = ("china-70b-pretraining-aws-alibaba-tencent", "china-70b-train-and-serve-aws-alibaba-tencent")
@@ -22,11 +28,6 @@ def main(argv=None) -> int:
     if "--only" in argv:  # regenerate some samples only (the others keep their files)
         only = set(argv[argv.index("--only") + 1:])
         argv = argv[:argv.index("--only")]
-    from planner_app import scenario
-    from planner_app.report.model import build_report
-    from planner_app.report.pdf import ensure_app
-    from planner_app.report.writer import write_report
-    from planner_app.specdb.catalog import shipped_db
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = argv[0] if argv else os.path.join(root, "docs", "reports")

@@ -4,6 +4,7 @@ module only lays them out, for ``html.py``'s document (both targets)."""
 from __future__ import annotations
 
 from planner_app.report import text as fmt
+from planner_app.service.pricing import STALE_AFTER_DAYS
 
 # the serve JSON's memory breakdown (service/serving.py) in the order the table shows it
 MEMORY_LABELS = (("weights", "Model weights"), ("kv_pool", "KV cache pool"),
@@ -193,8 +194,6 @@ def _notes(doc, sv: dict, ok: list[dict]) -> None:
                         rate=f"{rate:.2f}", how=how)), "small")
     stale = [d for d in ok if d["price"] and d["price"]["stale"]]
     if stale:
-        from planner_app.service.pricing import STALE_AFTER_DAYS
-
         names = ", ".join(d["name"] if d["name"] is not None else s("Serve page deployment") for d in stale)
         doc.p(doc.e(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
                         plans=names)), "small")

@@ -9,6 +9,8 @@ languages (the format the tests read back).
 from __future__ import annotations
 
 from planner_app import units
+from planner_app.i18n import engine_text, tr, tr_in
+from planner_app.report.zh_cn import STRINGS
 
 CONTEXT = "Report"
 
@@ -25,9 +27,6 @@ class Strings:
             return text
         hit = self._cache.get(text)
         if hit is None:
-            from planner_app.i18n import tr
-            from planner_app.report.zh_cn import STRINGS
-
             hit = tr(CONTEXT, text)
             if hit == text:
                 hit = STRINGS.get(text, text)
@@ -38,8 +37,6 @@ class Strings:
         """An option's label (core/options.py, context "Options"), as the GUI's forms show it."""
         if self.lang == "en":
             return text
-        from planner_app.i18n import tr_in
-
         hit = tr_in(self.lang, "Options", text)
         return hit if hit != text else self(text)
 
@@ -48,8 +45,6 @@ class Strings:
         language, through the app's catalogue for that language (whatever the UI's is)."""
         if self.lang == "en":
             return str(value)
-        from planner_app.i18n import engine_text
-
         return engine_text(value, self.lang)
 
     def f(self, text: str, **kw) -> str:

@@ -7,6 +7,9 @@ import os
 
 from planner_app.atomic import atomic_path
 from planner_app.core.errors import InputError
+from planner_app.report.exports import to_csv, to_json
+from planner_app.report.html import render
+from planner_app.report.text import Strings
 
 FORMATS = ("pdf", "html", "json", "csv")
 PAPERS = ("A4", "Letter")
@@ -26,8 +29,6 @@ def write_report(report, path: str, fmt: str | None = None, paper: str = "A4", p
     """Write ``report`` to ``path``; ``progress(fraction, text)`` is called along the way.
     Returns the format written. Raises InputError("output", ...) when the file cannot be
     written (nothing is left behind)."""
-    from planner_app.report.text import Strings
-
     fmt = format_for(path, fmt)
     if paper not in PAPERS:
         raise InputError("paper", f"must be A4 or Letter, got {paper!r}")
@@ -53,7 +54,7 @@ def write_report(report, path: str, fmt: str | None = None, paper: str = "A4", p
 def _write(report, fmt: str, tmp: str, paper: str, progress) -> None:
     """The report in ``fmt`` into the (temporary) file ``tmp``."""
     if fmt == "pdf":
-        from planner_app.report.pdf import ReportError, write_pdf
+        from planner_app.report.pdf import ReportError, write_pdf  # lazy: keeps Qt off the json, csv and html reports
 
         try:
             write_pdf(report, tmp, paper, progress)
@@ -63,13 +64,10 @@ def _write(report, fmt: str, tmp: str, paper: str, progress) -> None:
             raise InputError("output", f"the PDF could not be written to {os.path.dirname(tmp)}")
         return
     if fmt == "html":
-        from planner_app.report.html import render
         data = render(report, target="html")
     elif fmt == "json":
-        from planner_app.report.exports import to_json
         data = to_json(report)
     else:
-        from planner_app.report.exports import to_csv
         data = to_csv(report)
     with open(tmp, "w", encoding="utf-8", newline="") as f:
         f.write(data)

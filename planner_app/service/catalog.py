@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from planner_app.specdb.catalog import SpecDB, shipped_db
+
 
 def open_catalog(userdb=None):
     """The spec database with ``userdb`` (default: the user's database) merged in."""
-    from planner_app.specdb.catalog import SpecDB, shipped_db
-
     try:
+        # lazy: sqlite3 is optional (a Python built without it gets the shipped rows)
         from planner_app.specdb.userdb import UserDB, UserDBError
     except ImportError:
         return shipped_db()

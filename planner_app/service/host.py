@@ -32,7 +32,7 @@ def load_host_probe(path: str | None) -> dict | None:
     except OSError as e:
         raise InputError("host_probe", f"cannot read {path!r}: {e.strerror or e}") from None
     except ValueError:
-        raise InputError("host_probe", f"{path!r} is not JSON; give a file written by gpu-planner host-probe --json")
+        raise InputError("host_probe", f"{path!r} is not JSON; give a file written by gpu-planner host-probe --json") from None
     if not isinstance(data, dict) or "storage" not in data:
         raise InputError("host_probe", f"{path!r} is not a host probe result (no 'storage' key)")
     return data

@@ -2,13 +2,16 @@
 GUI and scenario files."""
 from __future__ import annotations
 
+import json
 import os
+import stat
 from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.inference.setup import InferenceSetup
-from planner_app.core.models.hf_config import load_hf_config
+from planner_app.core.models.hf_config import load_hf_config, model_from_hf_config
+from planner_app.core.models.spec import ModelSpec
 from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
 from planner_app.core.requests import InferenceRequest, TrainingRequest
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -36,7 +39,7 @@ def check_hf_config(cfg, source: str = "config.json") -> dict:
     whole-number fields whole and in range. Errors name the field."""
     if not isinstance(cfg, dict):
         raise InputError("model", f"{source} must hold a JSON object (a Hugging Face config)")
-    stack = [("", cfg)]
+    stack: list[tuple[str, dict | list]] = [("", cfg)]
     while stack:
         path, obj = stack.pop()
         items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
@@ -71,9 +74,6 @@ def _engine_model(build, source: str):
 def _read_config_file(path: str) -> dict:
     """The JSON of a config.json path: a regular file (a FIFO or device would block the read
     forever), of a sane size, without NaN/Infinity, nested at most as deep as JSON allows."""
-    import json
-    import stat
-
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -103,7 +103,6 @@ def resolve_model(name_or_path, db):
     """A preset (by id, name or alias), a Hugging Face config.json path, or such a config
     as a dict (a scenario file carries imported configs inline)."""
     if isinstance(name_or_path, dict):
-        from planner_app.core.models.hf_config import model_from_hf_config
         cfg = check_hf_config(name_or_path.get("hf_config", name_or_path), "the embedded config")
         name = name_or_path.get("name") or cfg.get("_name_or_path") or "custom"
         return _engine_model(lambda: model_from_hf_config(cfg, str(name)[:200]), "the embedded config")
@@ -225,7 +224,7 @@ class ResolvedTraining:
     """A training request against the spec database: the engine's inputs, every default taken and
     what it says (``notes``, the first assumptions of the estimate)."""
 
-    model: object
+    model: ModelSpec
     hardware: Hardware
     setup: TrainingSetup
     plan: ParallelPlan
@@ -283,7 +282,7 @@ def resolve_training(req: TrainingRequest, db, calibration=None) -> ResolvedTrai
 
 @dataclass(frozen=True)
 class ResolvedInference:
-    model: object
+    model: ModelSpec
     hardware: Hardware
     setup: InferenceSetup
     price: PriceChoice

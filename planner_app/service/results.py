@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from planner_app.core.errors import InputError
 from planner_app.core.plans.cost import PriceMix
 from planner_app.core.results import UTILISATION_TOLERANCE, check_quantities, json_ready
+
+if TYPE_CHECKING:
+    from planner_app.core.inference.estimate import InferenceEstimate
+    from planner_app.core.requests import InferenceRequest, TrainingRequest
+    from planner_app.core.training.estimate import TrainingEstimate
 
 
 def check_price_mix(text) -> PriceMix:
@@ -44,8 +50,8 @@ class EstimateResult:
     JSON. ``notes``: what the service assumed before the engine did (the defaults it took, the
     calibration profile); ``host``: the host side of a training plan (service/host.py)."""
 
-    request: object  # core/requests.TrainingRequest or InferenceRequest
-    estimate: object  # core/training/estimate.TrainingEstimate or core/inference/estimate.InferenceEstimate
+    request: TrainingRequest | InferenceRequest
+    estimate: TrainingEstimate | InferenceEstimate
     notes: tuple
     host: dict | None = None
 

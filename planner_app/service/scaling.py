@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner_app.core.errors import ImpossibleResult, InputError
+from planner_app.core.hardware.machine import Hardware
+from planner_app.core.models.spec import ModelSpec
 from planner_app.core.plans.scaling import ScalingPoint, group_size, scaling_curve
 from planner_app.core.requests import MAX_NODES, ScalingRequest
 from planner_app.core.results import check_quantities
+from planner_app.core.training.setup import ParallelPlan
 from planner_app.service.calibration import load_calibration
 from planner_app.service.resolve import inter_fabric, resolve_training
 
@@ -18,12 +21,12 @@ from planner_app.service.resolve import inter_fabric, resolve_training
 @dataclass(frozen=True)
 class ScalingResult:
     request: ScalingRequest
-    model: object
-    hardware: object  # the plan's hardware (its own network)
-    plan: object  # the resolved plan (its own node count is plan_nodes)
-    curves: dict  # fabric id -> [ScalingPoint]
-    nics: dict  # fabric id -> NICs per node
-    skipped: dict  # node count -> why the plan's groups do not fit it
+    model: ModelSpec
+    hardware: Hardware  # the plan's hardware (its own network)
+    plan: ParallelPlan  # the resolved plan (its own node count is plan_nodes)
+    curves: dict[str, list[ScalingPoint]]  # fabric id -> [ScalingPoint]
+    nics: dict[str, int | None]  # fabric id -> NICs per node
+    skipped: dict[int, str]  # node count -> why the plan's groups do not fit it
     gpus_per_node: int  # GPUs of one node of the curve (the plan itself when it is smaller)
     assumptions: list = field(default_factory=list)
 
@@ -69,9 +72,14 @@ def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> S
     nodes = node_counts(request.curves.nodes)
     profile = load_calibration(req.calibration, db)
     r = resolve_training(req, db, profile)
-    fabric_ids = [f.strip() for f in (request.curves.fabrics or "").split(",") if f.strip()] or [r.hardware.inter.id]
+    fabric_ids = [f.strip() for f in (request.curves.fabrics or "").split(",") if f.strip()]
+    if not fabric_ids:
+        if r.hardware.inter is None:  # resolve_hardware always sets one
+            raise InputError("fabrics", "the plan names no inter-node network; give --fabrics")
+        fabric_ids = [r.hardware.inter.id]
     curves: dict[str, list[ScalingPoint]] = {}
-    nics, skipped = {}, {}
+    nics: dict[str, int | None] = {}
+    skipped: dict[int, str] = {}
     for i, fid in enumerate(fabric_ids):
         if cancelled is not None and cancelled():
             return None

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from planner_app.core.errors import ImpossibleResult, InputError
+from planner_app.core.models.spec import ModelSpec
 from planner_app.core.plans.search import (
     Candidate,
     SearchGroup,
@@ -71,7 +72,7 @@ class SearchOutput:
 
     request: SearchRequest
     result: SearchResult
-    model: object
+    model: ModelSpec
     seq_len: int
     global_batch: int
     recipe: str  # the recipe; recipes joined by "/" when the machines' defaults differ

@@ -9,6 +9,7 @@ latency, a throughput or a cost of its own.
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Any
 
 from planner_app.core.errors import InputError
 from planner_app.core.options import build, options_of
@@ -103,15 +104,17 @@ def serve_scenario(sc: dict, db, today: _dt.date | None = None) -> dict | None:
     opts = section_options(section)
     _check_section(sc, opts, db)
     targets = {k: section.get(k) for k in TARGET_KEYS}
-    machines = [(p.get("name") or f"Plan {i + 1}", i, _plan_hardware(p)) for i, p in enumerate(sc["plans"])]
+    # (name, plan index, hardware); None, None: the section's own machine
+    machines: list[tuple[str | None, int | None, dict]] = [
+        (p.get("name") or f"Plan {i + 1}", i, _plan_hardware(p)) for i, p in enumerate(sc["plans"])]
     own = {k: section[k] for k in ("instance", "gpu") if section.get(k)}
     own = {"instance": own["instance"]} if "instance" in own else own
     if own and own not in [hw for _n, _i, hw in machines]:
         machines.insert(0, (None, None, own))  # the faces name it ("the Serve page's deployment")
     out, notes = [], []
     for name, index, hw in machines:
-        d = {"name": name, "plan_index": index, "hardware": hw, "serve": None, "error": None, "slo": None,
-             "price": _price(db, hw, sc.get("cny_per_usd"), today)}
+        d: dict[str, Any] = {"name": name, "plan_index": index, "hardware": hw, "serve": None, "error": None,
+                             "slo": None, "price": _price(db, hw, sc.get("cny_per_usd"), today)}
         try:
             d["serve"] = serve_deployment(sc, opts, hw, db)
         except (InputError, SpecDataError) as e:

@@ -10,6 +10,7 @@ network figure)."""
 from __future__ import annotations
 
 import datetime as _dt
+import zipfile
 from dataclasses import dataclass, field
 
 from planner_app.specdb.importers import (
@@ -79,8 +80,6 @@ def diff_import(db, rows: list[dict], price_date: str) -> ImportResult:
 def catalog_format(path: str) -> str:
     """'skypilot' (a vms.csv: InstanceType, ...) or 'gpuhunt' (its catalog zip, or a CSV with
     instance_name, ...), from the file itself."""
-    import zipfile
-
     if zipfile.is_zipfile(path):
         return "gpuhunt"
     try:

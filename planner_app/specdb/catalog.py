@@ -105,7 +105,7 @@ def load_rows(path: str, kind: str) -> list[dict]:
 
 def load_table(path: str, kind: str):
     """One spec CSV as a pandas DataFrame (imports pandas: not for start-up paths)."""
-    import pandas as pd
+    import pandas as pd  # lazy: keeps pandas off the CLI's and the app's start
 
     df = pd.DataFrame.from_records(load_rows(path, kind), columns=[c.name for c in FILES[kind]])
     df.attrs["path"] = _rel_path(path)
@@ -173,7 +173,7 @@ class SpecDB:
     def frame(self, kind: str):
         """The rows as a pandas DataFrame (imports pandas on first use)."""
         if kind not in self._frames:
-            import pandas as pd
+            import pandas as pd  # lazy: keeps pandas off the CLI's and the app's start
 
             df = pd.DataFrame.from_records(self.records[kind], columns=self.columns(kind))
             df.attrs["path"] = self.paths[kind]

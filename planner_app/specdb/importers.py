@@ -10,6 +10,7 @@ import json
 import os
 import re
 import time
+import zipfile
 
 from planner_app.atomic import atomic_write_text
 from planner_app.core.errors import InputError
@@ -101,7 +102,7 @@ def import_skypilot_vms(db, path: str, provider: str, region: str | None = None)
         raise SpecDataError(path, None, None, f"cannot be read: {e.strerror}") from None
     best: dict[str, dict] = {}
     skipped = []
-    for i, r in enumerate(rows):
+    for r in rows:
         if not r.get("AcceleratorName") or region and r.get("Region") != region:
             continue
         price = number_or_none(r.get("Price"))
@@ -192,8 +193,6 @@ GPUHUNT_COLUMNS = {"instance_name", "location", "price", "cpu", "memory", "gpu_c
 
 
 def _gpuhunt_rows(path: str, provider: str) -> list[dict]:
-    import zipfile
-
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:

@@ -137,7 +137,7 @@ class UserDB:
                               "to start a new one") from None
 
     @classmethod
-    def open_default(cls) -> "UserDB":
+    def open_default(cls) -> UserDB:
         return cls(os.path.join(user_data_dir(), DB_NAME))
 
     @staticmethod

@@ -9,7 +9,8 @@ import os
 from PySide6.QtCore import QObject, Signal
 
 from planner_app import scenario
-from planner_app.paths import user_data_dir
+from planner_app.atomic import atomic_write_text
+from planner_app.paths import examples_dir, user_data_dir
 
 AUTOSAVE_NAME = "autosave.gpuplan.json"
 
@@ -184,7 +185,6 @@ class ScenarioDocument(QObject):
     def autosave(self) -> str | None:
         if not self._dirty:
             return None
-        from planner_app.atomic import atomic_write_text
         path = autosave_path()
         os.makedirs(os.path.dirname(path), exist_ok=True)
         payload = copy.deepcopy(self.data)
@@ -194,7 +194,6 @@ class ScenarioDocument(QObject):
 
 
 def is_example(path: str) -> bool:
-    from planner_app.paths import examples_dir
     try:
         return os.path.commonpath([os.path.realpath(path), os.path.realpath(examples_dir())]) == \
             os.path.realpath(examples_dir())

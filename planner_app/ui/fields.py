@@ -7,6 +7,7 @@ import math
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.scenario import ESTIMATE_OPTIONS
 
 
 class IntField(QSpinBox):
@@ -141,7 +143,6 @@ QT_INT_MAX = 2**31 - 1  # QSpinBox holds a C int
 
 def _option(key: str, table: dict | None):
     """Option ``key`` of ``table`` (key -> Option; default: the estimate requests' options)."""
-    from planner_app.scenario import ESTIMATE_OPTIONS
     return (ESTIMATE_OPTIONS if table is None else table)[key]
 
 
@@ -167,7 +168,6 @@ def with_option_tooltip(key: str, widget, table: dict | None = None):
 
 def add_option_row(form, key: str, widget, table: dict | None = None) -> None:
     """A QFormLayout row for option ``key``: the table's label, and its help as the label's tooltip."""
-    from PySide6.QtWidgets import QLabel
     label = QLabel(option_label(key, table))
     label.setToolTip(option_tooltip(key, table))
     label.setBuddy(widget)

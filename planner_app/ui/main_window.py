@@ -4,9 +4,10 @@ changes."""
 from __future__ import annotations
 
 import os
+import re
 from functools import partial
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSize, QStandardPaths, Qt, QThreadPool, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -18,12 +19,25 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressDialog,
     QStackedWidget,
+    QTableView,
     QWidget,
 )
 
+from planner_app import __version__, i18n
+from planner_app.atomic import atomic_write_text
+from planner_app.paths import examples_dir
+from planner_app.report.model import build_report
+from planner_app.report.writer import write_report
 from planner_app.specdb.schema import SpecDataError
-from planner_app.ui.document import ScenarioDocument, clear_autosave
+from planner_app.ui.charts.base import ChartBase
+from planner_app.ui.document import ScenarioDocument, clear_autosave, is_example
+from planner_app.ui.pages.compare_page import ComparePage
 from planner_app.ui.pages.plan_page import PlanPage
+from planner_app.ui.pages.probe_page import ProbePage
+from planner_app.ui.pages.scaling_page import ScalingPage
+from planner_app.ui.pages.search_page import SearchPage
+from planner_app.ui.pages.serve_page import ServePage
+from planner_app.ui.pages.specs_page import SpecsPage
 from planner_app.ui.pages.workload_page import WorkloadPage
 from planner_app.ui.settings import Settings, SettingsDialog
 from planner_app.ui.workers import TaskSlot
@@ -66,7 +80,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         # Workload and Plan are built now; the other pages when first shown or, at the latest, one by
-        # one once the first estimate is on screen (start-up to results: benchmarks/gui_speed.py).
+        # one once the first estimate is on screen (start-up to results: benchmarks/speed/gui_speed.py).
         self._userdb, self._sample_fn = userdb, sample_fn
         self._built: dict[str, QWidget] = {}
         self._page_titles = [(k, t) for k, t in (
@@ -123,24 +137,18 @@ class MainWindow(QMainWindow):
     def _make_page(self, key: str) -> QWidget:
         doc, db = self.doc, self.db
         if key == "compare":
-            from planner_app.ui.pages.compare_page import ComparePage
             return ComparePage(doc, db)
         if key == "scaling":
-            from planner_app.ui.pages.scaling_page import ScalingPage
             return ScalingPage(doc, db)
         if key == "search":
-            from planner_app.ui.pages.search_page import SearchPage
             page = SearchPage(doc, db)
             page.open_plan.connect(self.open_search_plan)
             return page
         if key == "serve":
-            from planner_app.ui.pages.serve_page import ServePage
             return ServePage(doc, db)
         if key == "probe":
-            from planner_app.ui.pages.probe_page import ProbePage
             return ProbePage(doc, db, userdb=self._userdb, sample_fn=self._sample_fn)
         if key == "specs":
-            from planner_app.ui.pages.specs_page import SpecsPage
             page = SpecsPage(doc, db, userdb=self._userdb)
             page.database_changed.connect(self.plan_page.schedule_recompute)
             return page
@@ -274,7 +282,6 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def open_example(self):
-        from planner_app.paths import examples_dir
         if not self.maybe_save():
             return
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open example"), examples_dir(), SCENARIO_FILTER)
@@ -287,7 +294,6 @@ class MainWindow(QMainWindow):
         last = self.settings.get("last_dir")
         if last and os.path.isdir(last):
             return last
-        from PySide6.QtCore import QStandardPaths
         docs = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
         return docs if docs and os.path.isdir(docs) else os.path.expanduser("~")
 
@@ -296,7 +302,6 @@ class MainWindow(QMainWindow):
 
     def suggested_path(self, suffix: str) -> str:
         """A file name from the scenario's title in ``files_dir()``."""
-        import re
         title = (self.doc.data.get("meta") or {}).get("title") or "sizing"
         stem = re.sub(r"[^\w.-]+", "-", title, flags=re.UNICODE).strip("-.")[:80] or "sizing"
         return os.path.join(self.files_dir(), stem + suffix)
@@ -309,7 +314,6 @@ class MainWindow(QMainWindow):
             return False
         self.settings.add_recent(os.path.abspath(path))
         self._refresh_recent()
-        from planner_app.ui.document import is_example
         if not is_example(path):
             self.remember_dir(path)
         return True
@@ -354,23 +358,17 @@ class MainWindow(QMainWindow):
     # ---- exports ----------------------------------------------------------------------------
     def report_language(self) -> str:
         """The language reports are written in: the one chosen in Settings, else the UI's."""
-        from planner_app import i18n
-
         lang = self.settings.get("report_language")
         return lang if lang in i18n.LANGUAGES else i18n.current()
 
     def export_report(self, path: str, fmt: str | None = None, lang: str | None = None, paper: str = "A4"):
         """Build and write the report (in ``lang``, default ``report_language()``) on a worker
         thread; returns the TaskSlot to wait on."""
-        from planner_app import i18n
-
         sc, db = self.doc.snapshot(), self.db
         lang = lang or self.report_language()
         i18n.translator(lang)  # load the catalogue here, on the GUI thread, not on the worker
 
         def task(progress, cancelled):
-            from planner_app.report.model import build_report
-            from planner_app.report.writer import write_report
             progress(0.05, "building")
             rep = build_report(sc, db, lang=lang)
             return write_report(rep, path, fmt, paper, progress=lambda f, t="": progress(0.2 + 0.8 * f, t))
@@ -404,12 +402,10 @@ class MainWindow(QMainWindow):
         slot.failed.connect(failed)
 
     def _current_tables(self):
-        from PySide6.QtWidgets import QTableView
         page = self.stack.currentWidget()
         return [v for v in page.findChildren(QTableView) if v.isVisibleTo(page)]
 
     def _current_charts(self):
-        from planner_app.ui.charts.base import ChartBase
         page = self.stack.currentWidget()
         return [c for c in page.findChildren(ChartBase) if c.isVisibleTo(page)]
 
@@ -421,7 +417,6 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export table"), self.suggested_path(".csv"),
                                               "CSV (*.csv)")
         if path:
-            from planner_app.atomic import atomic_write_text
             model = tables[0].model()
             model = model.sourceModel() if hasattr(model, "sourceModel") else model
             try:
@@ -476,7 +471,6 @@ class MainWindow(QMainWindow):
             self.plan_page.schedule_recompute()  # units may have changed
 
     def about(self):
-        from planner_app import __version__
         QMessageBox.about(self, self.tr("About"),
                           self.tr("GPU Capacity Planner {v}\nSizes GPU clusters and cloud GPU servers: memory, time, "
                                   "cost, scaling; probes local GPUs.").format(v=__version__))
@@ -499,7 +493,6 @@ class MainWindow(QMainWindow):
             if getattr(page, "slot", None) is not None:
                 page.slot.cancel()
         self.report_slot.cancel()
-        from PySide6.QtCore import QThreadPool
         QThreadPool.globalInstance().waitForDone(10000)
         self.settings.q.setValue("geometry", self.saveGeometry())
         clear_autosave()

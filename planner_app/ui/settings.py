@@ -12,9 +12,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from planner_app import units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.plans.cost import DEFAULT_CNY_PER_USD
+from planner_app.core.training.setup import FRAMEWORKS
 from planner_app.i18n import LANGUAGES
+from planner_app.paths import user_data_dir
 from planner_app.ui.fields import ChoiceField, NumberField
 
 SETTINGS = {
@@ -64,7 +67,6 @@ class Settings:
 
     def apply(self) -> None:
         """Settings that act at once: units of bytes."""
-        from planner_app import units
         units.set_binary(self.get("binary_units"))
 
     def add_recent(self, path: str, limit: int = 8) -> list[str]:
@@ -89,8 +91,6 @@ class SettingsDialog(QDialog):
                                   ("dark", self.tr("dark"))], settings.get("theme"))
         self.scale = NumberField(self.tr("Meeting-mode font scale"), minimum=1.0, maximum=3.0, optional=False)
         self.scale.set_value(settings.get("meeting_font_scale"))
-        from planner_app.core.training.setup import FRAMEWORKS
-        from planner_app.paths import user_data_dir
         self.currency = ChoiceField([("USD", "USD"), ("CNY", "CNY")], settings.get("currency"))
         self.rate = NumberField(self.tr("CNY per USD"), minimum=0.01, maximum=1000.0, optional=False)
         self.rate.set_value(settings.get("cny_per_usd"))

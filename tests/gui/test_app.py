@@ -216,9 +216,8 @@ def test_search_labels_its_price_basis_copies_and_opens_the_exact_plan(window, q
     clipboard; Open in Plan gives the Plan page the row's numbers exactly."""
     import shlex
 
-    from PySide6.QtWidgets import QApplication
-
     from gui_helpers import cli_json
+    from PySide6.QtWidgets import QApplication
     sp = window.search_page
     window.nav.setCurrentRow(4)
     _search_by_clicking(sp, qtbot)

@@ -134,10 +134,10 @@ def test_bad_result_files_name_the_problem(tmp_path):
 
 def test_imported_bandwidth_replaces_the_fabric_assumption(tmp_path):
     """A profile with a slow measured intra-node all-reduce makes data-parallel steps slower."""
-    from planner_app.core.training.estimate import estimate_training
     from accuracy.inputs import run_inputs
     from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
     from planner_app.core.requests import SpeedOverrides
+    from planner_app.core.training.estimate import estimate_training
     from planner_app.service.calibration import load_calibration
     from planner_app.service.resolve import resolve_hardware, resolve_model
     from planner_app.specdb.userdb import UserDB
@@ -192,7 +192,7 @@ def test_validation_training_loop_runs_the_built_in_gpt_on_cpu():
     res = train_steps(torch, model, vocab, "fp32", micro_batch=2, seq_len=32, optimizer="adamw", recompute="none",
                       steps=4, device="cpu")
     losses = [s["loss"] for s in res["steps"]]
-    assert len(losses) == 4 and all(l == l for l in losses) and losses[-1] < losses[0]
+    assert len(losses) == 4 and all(x == x for x in losses) and losses[-1] < losses[0]
 
 
 def test_the_launch_path_ran_on_the_gpu_machine(capsys):

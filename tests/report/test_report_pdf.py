@@ -56,7 +56,7 @@ def test_numbers_in_the_pdf_are_the_estimates(path, example_pdfs, db):
             expected += [f"{t['tokens_per_s']:,.0f}", f"{t['mfu'] * 100:.1f}%"]
             if "train_days" in t:
                 expected += [f"{t['train_days']:.1f}", f"{c['gpu_hours']:,.0f}"]
-            for k, v in (c.get("usd_by_price") or {}).items():
+            for v in (c.get("usd_by_price") or {}).values():
                 if v is not None:
                     expected.append(_usd(v))
         else:

@@ -12,11 +12,10 @@ from accuracy.inputs import run_inputs
 from planner_app.cli import main
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.core.training.memory import largest_tensor_elems, training_memory
-from planner_app.core.training.setup import ParallelPlan
 from planner_app.scenario import ESTIMATE_OPTIONS
+from planner_app.specdb.catalog import shipped_db
 
 OPTION_DEFAULTS = {k: o.default for k, o in ESTIMATE_OPTIONS.items()}
-from planner_app.specdb.catalog import shipped_db
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 RUNS = os.path.join(ROOT, "tests", "data", "finetune_runs_h200.json")

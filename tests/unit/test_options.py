@@ -14,8 +14,15 @@ from planner_app import scenario
 from planner_app.cli import build_parser, main
 from planner_app.core import options
 from planner_app.core.errors import InputError
-from planner_app.core.requests import (ESTIMATE_REQUESTS, MODE, InferenceRequest, ScalingRequest, SearchRequest,
-                                       ServeSearchRequest, TrainingRequest)
+from planner_app.core.requests import (
+    ESTIMATE_REQUESTS,
+    MODE,
+    InferenceRequest,
+    ScalingRequest,
+    SearchRequest,
+    ServeSearchRequest,
+    TrainingRequest,
+)
 from planner_app.service.estimate import estimate_json, estimate_request
 from planner_app.specdb.schema import SpecDataError
 

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from planner_app.core.hardware.machine import Hardware
-from planner_app.core.plans.scaling import scaling_curve
 from planner_app.core import options
+from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
+from planner_app.core.plans.scaling import scaling_curve
 from planner_app.core.plans.search import SearchGroup, candidate_from_instance, enumerate_layouts, gpu_counts, search
 from planner_app.core.requests import SearchLimits, TrainingRequest
 from planner_app.core.training.advice import advise

@@ -4,14 +4,14 @@ SLO search (with a note); the table itself is consistent and every shipped GPU h
 import dataclasses
 
 import pytest
+from serve_case import run_serve, run_slo_search  # noqa: E402 (tests/unit is on sys.path)
 
 from planner_app.cli import main
 from planner_app.core.errors import InputError
+from planner_app.core.requests import ServeRequest
 from planner_app.core.serving import engine as sv
 from planner_app.core.serving import support
-from planner_app.core.requests import ServeRequest
 from planner_app.core.serving.search import request_for_search
-from serve_case import run_serve, run_slo_search  # noqa: E402 (tests/unit is on sys.path)
 from planner_app.specdb.catalog import shipped_db
 from planner_app.specdb.schema import SpecDataError
 

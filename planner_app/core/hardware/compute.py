@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner_app.core.arrays import is_array, where
+from planner_app.core.arrays import Num, is_array, where
 from planner_app.core.models.trace import TPS
 
 
@@ -51,7 +51,7 @@ class Efficiency:
     # log FLOPs increasing; empty: the e_max / t_0 law above for every precision
     gemm_curves: tuple = ()
 
-    def with_changes(self, **kw) -> "Efficiency":
+    def with_changes(self, **kw) -> Efficiency:
         return replace(self, **kw)
 
 
@@ -69,7 +69,7 @@ FAMILY_GEMM_MAX = {"hopper": 0.72, "ampere": 0.85, "volta": 0.80, "turing": 0.70
 # the H200, R0 = 175 rows for the forward and 310 for forward + backward (data and weight
 # gradients; the weight gradient reduces over the r rows), hence 378 for the backward alone
 # ((3 x 310 - 175) / 2). Fitted to 16 microbenchmark points (tests/data/grouped_gemm_h200.json,
-# benchmarks/gpu_grouped_gemm.py: Qwen3-30B-A3B, gpt-oss-20b, Qwen1.5-MoE, Mixtral-8x7B shapes, 64-4096
+# benchmarks/gpu/gpu_grouped_gemm.py: Qwen3-30B-A3B, gpt-oss-20b, Qwen1.5-MoE, Mixtral-8x7B shapes, 64-4096
 # rows per expert; RMS error of the ratio 9.5% forward, 7.4% forward + backward), not to training runs.
 GROUPED_GEMM_R0_FWD = 175.0
 GROUPED_GEMM_R0_BWD = 378.0
@@ -80,7 +80,7 @@ GROUPED_GEMM_R0_BWD_DATA = 250.0
 # At decode batches a grouped GEMM call costs a fixed time plus its touched experts' weights streamed at a
 # fraction of HBM: torch._grouped_mm (bf16, a CUTLASS grouped GEMM on Hopper) over the gate-up and down
 # GEMMs of one MoE layer, 1-128 tokens routed at random, CUDA-graph timed on the H200 (tests/data/
-# grouped_gemm_decode_h200.json, benchmarks/gpu_grouped_gemm_serving.py --decode: Qwen3-30B-A3B,
+# grouped_gemm_decode_h200.json, benchmarks/gpu/gpu_grouped_gemm_serving.py --decode: Qwen3-30B-A3B,
 # Qwen3-235B-A22B (also its TP4 slice), gpt-oss-120b (and TP2), DeepSeek-V3 (and TP8), Mixtral-8x7B; 64
 # points). Least squares on the relative error of t = 2 calls x 14.8 us + bytes / (0.598 x 4.8 TB/s): median
 # 4.1%, largest 14%; bytes at 0.64 of HBM alone (the earlier law, from all-experts-touched points of
@@ -95,8 +95,9 @@ GROUPED_GEMM_CALL_S = 14.8e-6
 WEIGHT_ONLY_MEMORY_BOUND_ROWS = 16.0
 
 
-def grouped_gemm_time_s(weight_bytes, flops, rows_per_expert, peak_tflops, eff: "Efficiency", hbm_gb_s,
-                        bits: int = 16, weight_only_bytes=None, calls=0.0, call_s=GROUPED_GEMM_CALL_S):
+def grouped_gemm_time_s(weight_bytes: Num, flops: Num, rows_per_expert: Num, peak_tflops: Num, eff: Efficiency,
+                        hbm_gb_s: Num, bits: int = 16, weight_only_bytes: Num | None = None, calls: Num = 0.0,
+                        call_s: float = GROUPED_GEMM_CALL_S) -> Num:
     """One layer's (or a stage's) expert GEMMs as ``calls`` grouped kernel calls: the larger of streaming
     the touched experts' weights (plus ``call_s`` per call) and the dense GEMM time of the same FLOPs
     slowed by (r + R0) / r. The R0 / r part is the kernel's fixed cost per expert, measured with bf16
@@ -104,7 +105,7 @@ def grouped_gemm_time_s(weight_bytes, flops, rows_per_expert, peak_tflops, eff: 
     16-bit rate) pays it in proportion to its weights' bytes at small row counts, rising to the full cost at
     WEIGHT_ONLY_MEMORY_BOUND_ROWS rows."""
     rows = np.maximum(rows_per_expert, 1e-9)
-    scale = 1.0
+    scale: Num = 1.0
     if weight_only_bytes is not None:
         w = np.minimum(np.asarray(weight_only_bytes, dtype=float) / 2.0, 1.0)
         scale = w + (1.0 - w) * np.minimum(rows / WEIGHT_ONLY_MEMORY_BOUND_ROWS, 1.0)
@@ -166,7 +167,7 @@ def gemm_curve(eff: Efficiency, bits: int):
     return None
 
 
-def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0, bits: int = 16):
+def gemm_time_s(flops: Num, peak_tflops: Num, eff: Efficiency, speed: Num = 1.0, bits: int = 16) -> Num:
     """One GEMM (or a batch launched as one kernel) of ``flops`` FLOPs; ``speed``: its
     ALIGNMENT_SPEED. Scalars or arrays. With a measured curve for ``bits``: the efficiency
     interpolated in log FLOPs between its points, the end point's beyond the largest; below
@@ -186,7 +187,7 @@ def gemm_time_s(flops, peak_tflops, eff: Efficiency, speed=1.0, bits: int = 16):
     return t if is_array(flops) or is_array(speed) else float(t)
 
 
-def attention_time_s(flops, peak_tflops, head_dim, eff: Efficiency, bits: int = 16):
+def attention_time_s(flops: Num, peak_tflops: Num, head_dim: int, eff: Efficiency, bits: int = 16) -> Num:
     """One fused attention kernel of ``flops`` FLOPs."""
     return flops / (peak_tflops * 1e12 * attention_efficiency(head_dim, eff, bits)) + eff.attn_overhead_s
 
@@ -253,7 +254,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
     vec = is_array(tokens)
     top, align = (np.maximum, alignment_speed) if vec else (max, _alignment_speed_of)
     floor = eff.launch_s
-    fwd = bwd = 0.0
+    fwd: Num = 0.0
+    bwd: Num = 0.0
     for gemm in profile.gemms:
         k, n, split, bits = gemm[:4]
         bwd_gemms = gemm[4] if len(gemm) > 4 else 2  # data and weight gradients; 1 for a frozen weight
@@ -279,7 +281,8 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
     # fused attention runs at its inputs' precision (fp32 q/k/v under QLoRA's prepare_model_for_kbit_training)
     attn_bits = 32 if (profile.attn_bits == 32 or gemm_bits_default == 32) else 16
     peak_a = gpu.peak_tflops(attn_bits)
-    attn_f = attn_b = 0.0
+    attn_f: Num = 0.0
+    attn_b: Num = 0.0
     if profile.attn_flops:
         frac = 0.5 if causal and not profile.attn_masked else 1.0
         f = profile.attn_flops * tokens * seq_len * frac / tp
@@ -346,7 +349,7 @@ FOREACH_16BIT_BW_FACTOR = 0.82
 # i.e. 0.08 of HBM bandwidth for its 10 bytes per element; and step() issues one kernel per tensor
 # from Python and waits for it (its host time equals its wall time): 41 us per tensor (paged: 35.4 G
 # elements/s and 53 us, the prefetch of each state). tests/data/optimizer_steps_h200.json
-# (benchmarks/gpu_optimizer_step.py: 1 x 256M, 128 x 4M and 512 x 64K tensors); Llama-3.2-1B's 146
+# (benchmarks/gpu/gpu_optimizer_step.py: 1 x 256M, 128 x 4M and 512 x 64K tensors); Llama-3.2-1B's 146
 # tensors then predict 40.1 ms against 39.7 measured. The element rate is taken to scale with the
 # GPU's fp32 vector rate (an ALU-bound kernel; H200: 67 TFLOP/s), the per-tensor cost is the host's.
 BNB_8BIT_ELEMENTS_PER_S = {"adamw-8bit": 36.4e9, "adamw-8bit-paged": 35.4e9}

@@ -12,11 +12,17 @@ from planner_app.core.hardware.specs import FabricSpec, GpuSpec, InstanceSpec
 
 class Calibration(Protocol):
     """What the engine reads of a probe calibration profile (probe/calibration.py
-    ``CalibrationProfile``): measured efficiencies and bus bandwidths, each None where not measured."""
+    ``CalibrationProfile``): measured efficiencies and bus bandwidths, each None where not measured.
+    Read-only members, so frozen dataclasses (MeasuredEfficiency) satisfy it."""
 
-    efficiency: compute.Efficiency | None
-    intra_busbw_gb_s: float | None
-    inter_busbw_gb_s: float | None
+    @property
+    def efficiency(self) -> compute.Efficiency | None: ...
+
+    @property
+    def intra_busbw_gb_s(self) -> float | None: ...
+
+    @property
+    def inter_busbw_gb_s(self) -> float | None: ...
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,14 @@ Works elementwise on numpy arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from planner_app.core.arrays import Num
+
+if TYPE_CHECKING:
+    from planner_app.core.hardware.specs import FabricSpec, GpuSpec
 
 
 @dataclass(frozen=True)
@@ -26,13 +32,14 @@ class Topology:
     inter_latency_s: float
     gpus_per_node: int
 
-    def with_latency_added(self, extra_s: float) -> "Topology":
+    def with_latency_added(self, extra_s: float) -> Topology:
         return Topology(self.intra_gb_s, self.inter_gb_s, self.intra_latency_s,
                         self.inter_latency_s + extra_s, self.gpus_per_node)
 
 
-def topology(gpu, intra, inter, nics_per_node: int, gpus_per_node: int, intra_override_gb_s=None,
-             inter_override_gb_s=None) -> Topology:
+def topology(gpu: GpuSpec, intra: FabricSpec | None, inter: FabricSpec | None, nics_per_node: int,
+             gpus_per_node: int, intra_override_gb_s: float | None = None,
+             inter_override_gb_s: float | None = None) -> Topology:
     """Build a Topology from the GPU, the intra-node link and the inter-node network.
 
     The intra-node bandwidth is the GPU's NVLink (datasheet total / 2 per direction) or the
@@ -61,13 +68,13 @@ def topology(gpu, intra, inter, nics_per_node: int, gpus_per_node: int, intra_ov
     return Topology(intra_bw, inter_bw, intra_lat, inter_lat, gpus_per_node)
 
 
-def group_per_node(size, stride, gpus_per_node):
+def group_per_node(size: Num, stride: Num, gpus_per_node: Num) -> Num:
     """Ranks of a parallel group inside one node when the group's ranks are ``stride`` apart
     (Megatron's order: tp innermost, then cp, ep, dp, pp)."""
     return np.maximum(1, np.minimum(size, gpus_per_node // np.maximum(stride, 1)))
 
 
-def _split(n_ranks, ranks_per_node):
+def _split(n_ranks: Num, ranks_per_node: Num) -> tuple[Num, Num]:
     """(ranks inside a node g, nodes n) for a group laid out contiguously."""
     n_ranks = np.asarray(n_ranks, dtype=float)
     g = np.minimum(n_ranks, ranks_per_node)
@@ -75,13 +82,13 @@ def _split(n_ranks, ranks_per_node):
     return g, n
 
 
-def _latency(topo: Topology, g, n):
+def _latency(topo: Topology, g: Num, n: Num) -> Num:
     steps_in = np.where(g > 1, np.log2(np.maximum(g, 1)) + 1, 0.0)
     steps_out = np.where(n > 1, np.log2(np.maximum(n, 1)) + 1, 0.0)
     return steps_in * topo.intra_latency_s + steps_out * topo.inter_latency_s
 
 
-def all_reduce_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
+def all_reduce_s(size_bytes: Num, n_ranks: Num, topo: Topology, ranks_per_node: Num | None = None) -> np.ndarray:
     """Time of an all-reduce of ``size_bytes`` per rank over ``n_ranks``."""
     g, n = _split(n_ranks, topo.gpus_per_node if ranks_per_node is None else ranks_per_node)
     t = 2 * (g - 1) / g * size_bytes / (topo.intra_gb_s * 1e9)
@@ -95,7 +102,7 @@ def all_reduce_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
 GATHER_EFFICIENCY = 0.84
 
 
-def all_gather_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
+def all_gather_s(size_bytes: Num, n_ranks: Num, topo: Topology, ranks_per_node: Num | None = None) -> np.ndarray:
     """All-gather (or reduce-scatter) where ``size_bytes`` is the full (gathered) buffer."""
     g, n = _split(n_ranks, topo.gpus_per_node if ranks_per_node is None else ranks_per_node)
     t = (g - 1) / g * size_bytes / (topo.intra_gb_s * GATHER_EFFICIENCY * 1e9)
@@ -106,7 +113,7 @@ def all_gather_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
 reduce_scatter_s = all_gather_s
 
 
-def all_to_all_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
+def all_to_all_s(size_bytes: Num, n_ranks: Num, topo: Topology, ranks_per_node: Num | None = None) -> np.ndarray:
     """All-to-all of ``size_bytes`` per rank: the part to ranks in the node over the intra
     link, the rest over the network, concurrently."""
     n_ranks = np.asarray(n_ranks, dtype=float)
@@ -116,7 +123,7 @@ def all_to_all_s(size_bytes, n_ranks, topo: Topology, ranks_per_node=None):
     return np.where(n_ranks > 1, np.maximum(intra, inter) + _latency(topo, g, n), 0.0)
 
 
-def send_recv_s(size_bytes, across_nodes, topo: Topology):
+def send_recv_s(size_bytes: Num, across_nodes: Num, topo: Topology) -> Num:
     """Point-to-point transfer (pipeline stages)."""
     bw = np.where(across_nodes, topo.inter_gb_s, topo.intra_gb_s)
     lat = np.where(across_nodes, topo.inter_latency_s, topo.intra_latency_s)

@@ -4,6 +4,7 @@ with one serializer to the CLI contract's JSON."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner_app.core.hardware.fit import add_margin
 from planner_app.core.hardware.machine import Hardware
@@ -19,6 +20,7 @@ from planner_app.core.inference.timing import (
     inference_time,
     serving_engine_decode_s,
 )
+from planner_app.core.models.spec import ModelSpec
 from planner_app.core.plans.cost import PriceChoice
 from planner_app.core.results import check_quantities
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
@@ -43,7 +45,7 @@ class InferenceCost:
 
 @dataclass(frozen=True)
 class InferenceEstimate:
-    model: object
+    model: ModelSpec
     hardware: Hardware
     setup: InferenceSetup
     memory: InferenceMemory
@@ -58,7 +60,7 @@ class InferenceEstimate:
 
     def to_json(self) -> dict:
         model, hw, setup, im, cap = self.model, self.hardware, self.setup, self.memory, self.hardware.gpu.capacity_bytes
-        out = {
+        out: dict[str, Any] = {
             "mode": "inference",
             "model": {"name": model.name, "arch": model.arch, "summary": model.summary()},
             "params": {"total": model.params_total, "active": model.params_active},

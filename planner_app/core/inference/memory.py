@@ -14,7 +14,7 @@ tests/data/finetune_runs_h200.json, ``generate()``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES, CUDA_CONTEXT_BYTES
@@ -126,8 +126,6 @@ def inference_memory(model, setup: InferenceSetup, capacity_bytes: float | None 
 
 def largest_batch(model, setup: InferenceSetup, capacity_bytes: float) -> int:
     """The largest number of concurrent sequences whose peak fits (0 if none)."""
-    from dataclasses import replace
-
     lo, hi = 0, 1
     while hi <= 1 << 20 and inference_memory(model, replace(setup, batch=hi), capacity_bytes).fits:
         lo, hi = hi, hi * 2
@@ -142,8 +140,6 @@ def largest_batch(model, setup: InferenceSetup, capacity_bytes: float) -> int:
 
 def longest_context(model, setup: InferenceSetup, capacity_bytes: float) -> int:
     """The longest prompt + generated length that fits at the setup's batch (0 if none)."""
-    from dataclasses import replace
-
     def fits(n):
         prompt = max(1, n - setup.new_tokens) if n > setup.new_tokens else 1
         return inference_memory(model, replace(setup, prompt_len=prompt, new_tokens=max(1, n - prompt)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from planner_app.core.errors import InputError
 from planner_app.core.models.hf_families import FAMILIES, family_config, family_model
@@ -96,7 +97,7 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
     if mt in FAMILIES:
         return family_model(cfg, mt, name)
     tied = bool(cfg.get("tie_word_embeddings", mt in ("gpt2", "bert")))
-    common = dict(name=name, vocab=_int(cfg, "vocab_size"), source="Hugging Face config.json")
+    common: dict[str, Any] = dict(name=name, vocab=_int(cfg, "vocab_size"), source="Hugging Face config.json")
     if mt == "gpt2":
         h = _int(cfg, "n_embd", "hidden_size")
         inner = cfg.get("n_inner")
@@ -126,12 +127,13 @@ def model_from_hf_config(cfg: dict, name: str = "custom") -> ModelSpec:
     kv_default = {"mistral": 8, "mixtral": 8, "qwen2": 32}.get(mt) if "num_key_value_heads" not in cfg else None
     kv = _int(cfg, "num_key_value_heads", default=kv_default or heads)
     head_dim = _int(cfg, "head_dim", default=0, required=False)
-    llama_kw = dict(hidden=h, layers=_int(cfg, "num_hidden_layers"), heads=heads, kv_heads=kv,
-                    head_dim=head_dim, max_positions=_int(cfg, "max_position_embeddings", default=0, required=False),
-                    position="rope", norm="rmsnorm", mlp="swiglu", tied_embeddings=tied,
-                    attn_dropout=_float(cfg, "attention_dropout", 0.0),
-                    sliding_window=_int(cfg, "sliding_window", default=0, required=False) if cfg.get(
-                        "use_sliding_window", True) else 0)
+    llama_kw: dict[str, Any] = dict(
+        hidden=h, layers=_int(cfg, "num_hidden_layers"), heads=heads, kv_heads=kv, head_dim=head_dim,
+        max_positions=_int(cfg, "max_position_embeddings", default=0, required=False),
+        position="rope", norm="rmsnorm", mlp="swiglu", tied_embeddings=tied,
+        attn_dropout=_float(cfg, "attention_dropout", 0.0),
+        sliding_window=_int(cfg, "sliding_window", default=0, required=False) if cfg.get(
+            "use_sliding_window", True) else 0)
     if mt in _LLAMA_LIKE:
         qkv_bias = bool(cfg.get("attention_bias", False)) or mt == "qwen2"
         return ModelSpec(arch="llama", ffn_hidden=_int(cfg, "intermediate_size"), qkv_bias=qkv_bias,

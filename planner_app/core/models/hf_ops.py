@@ -205,7 +205,7 @@ class HFOps:
         self.tr.op(name + ".onep", [th], [one_p])
         return self.mul(half, one_p, name + ".out")
 
-    def cross_entropy_plain(self, logits: T, name="loss") -> None:
+    def cross_entropy_plain(self, logits: T, name="loss") -> T:
         """nn.CrossEntropyLoss on the logits as they are (BertForMaskedLM): cross_entropy_loss
         runs log_softmax(x, dtype=x.dtype), which saves its output in the logits' dtype; under
         autocast nll_loss (on the fp32 list) casts that to fp32 and saves the copy. An H200
@@ -217,7 +217,7 @@ class HFOps:
         self.tr.op(name + ".nll", [x], [loss], saved=[x] if x is not ls else [], kind="none")
         return loss
 
-    def cross_entropy_hf(self, logits: T, name="loss") -> None:
+    def cross_entropy_hf(self, logits: T, name="loss") -> T:
         """ForCausalLMLoss / ForMaskedLMLoss: logits.float(); cross_entropy = log_softmax + nll.
 
         log_softmax saves its fp32 output; nll_loss's backward makes a dense fp32 gradient.

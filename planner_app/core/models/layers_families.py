@@ -6,9 +6,9 @@ an op saves a tensor for a weight's gradient only when ``not o.frozen``, and eve
 goes through ``o.linear`` under its Hugging Face module name).
 
 Checked against one layer's saved activations per token measured on an H200
-(tests/data/family_layers_h200.json; benchmarks/family_trace_gaps.py;
+(tests/data/family_layers_h200.json; accuracy/family_trace_gaps.py;
 tests/unit/test_family_traces.py) and whole-model Trainer runs
-(tests/data/trainer_runs_h200.json; benchmarks/finetune_accuracy.py).
+(tests/data/trainer_runs_h200.json; accuracy/finetune_accuracy.py).
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ class MegatronOps(HFOps):
         super().__init__("lp", grad_bytes)
         self.fp8 = fp8
 
-    def linear(self, x: T, out_width, out_slot, w_numel, name) -> T:
+    def linear(self, x: T, out_width, out_slot, w_numel, name, adaptable: bool = True) -> T:
         """A GEMM saves its input (in fp8 under Transformer Engine's fp8 recipe)."""
         split = "n" if out_slot in (TP, EXP) else ("k" if x.slot in (TP, EXP) else "")
         if self.fp8:
@@ -37,7 +37,7 @@ class MegatronOps(HFOps):
             self.tr.op(name, [xq, xt], [out], saved=[xt], weight_grad_bytes=w_numel * self.grad_bytes,
                        gemm=(x.width, out_width, split, 8))
             return out
-        return super().linear(x, out_width, out_slot, w_numel, name)
+        return super().linear(x, out_width, out_slot, w_numel, name, adaptable)
 
     def norm(self, x: T, name) -> T:
         """Fused LayerNorm/RMSNorm: saves the input (2 bytes) and fp32 statistics."""
@@ -63,9 +63,9 @@ class MegatronOps(HFOps):
         out = self.new(q.width, 2, TP, name + ".out")
         if flash:
             lse = self.new(heads, 4, TP, name + ".lse", requires_grad=False)
-            bwd = np.zeros(SLOTS)
-            bwd[TP] = 4 * q.width + 4 * heads
-            self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=bwd,
+            flash_bwd = np.zeros(SLOTS)
+            flash_bwd[TP] = 4 * q.width + 4 * heads
+            self.tr.op(name, [q, k, v], [out, lse], saved=[q, k, v, out, lse], bwd_temp=flash_bwd,
                        attn_flops=2.0 * (q.width + out.width))
             return out
         # unfused: QK^T, Megatron's fused scale-mask-softmax, dropout, attention over V
@@ -78,7 +78,7 @@ class MegatronOps(HFOps):
             mask = self.new(heads, 1, TPS, name + ".dropout_mask", requires_grad=False)
             dropped = self.new(heads, 2, TPS, name + ".dropout")
             self.tr.op(name + ".dropout", [probs], [dropped, mask], saved=[] if selective else [mask])
-        bwd = None
+        bwd: np.ndarray | None = None
         if selective:
             bwd = np.zeros(SLOTS)
             bwd[TPS] = 5 * heads  # the recomputed score tensors live during this layer's backward

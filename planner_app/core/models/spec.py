@@ -396,7 +396,7 @@ class ModelSpec:
             return self.heads
         return self.kv_heads
 
-    def with_changes(self, **changes) -> "ModelSpec":
+    def with_changes(self, **changes) -> ModelSpec:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 

@@ -43,8 +43,8 @@ def factors(tokens, seq_len, tp: int, sp: bool, etp: int = 1):
         seq_div = tp if sp else 1
         return np.array([t / seq_div, t / tp, t * seq_len / tp, t / etp, 1.0 / tp, 1.0])
     tokens = np.asarray(tokens, dtype=float)
-    seq_div = np.where(sp, tp, 1)
-    return np.stack(np.broadcast_arrays(tokens / seq_div, tokens / tp, tokens * np.asarray(seq_len) / tp,
+    seq_divs = np.where(sp, tp, 1)
+    return np.stack(np.broadcast_arrays(tokens / seq_divs, tokens / tp, tokens * np.asarray(seq_len) / tp,
                                         tokens / etp, 1.0 / np.asarray(tp, dtype=float), np.ones_like(tokens)))
 
 
@@ -68,7 +68,7 @@ class T:
         return v
 
     @property
-    def storage(self) -> "T":
+    def storage(self) -> T:
         return self.base.storage if self.base is not None else self
 
 
@@ -194,7 +194,7 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
     """Run the forward and backward lifetimes of one layer and summarise them."""
     ops = trace.ops
     n_ops = len(ops)
-    storages = {}
+    storages: dict[int, T] = {}
     for t in trace.tensors:
         storages.setdefault(t.storage.idx, t.storage)
 
@@ -203,7 +203,7 @@ def simulate(trace: Trace, x_in: T, x_out: T) -> LayerProfile:
 
     # ---- forward: last use and saving -------------------------------------------------
     last_use = {}
-    saved_by = {}
+    saved_by: dict[int, list[int]] = {}
     for i, op in enumerate(ops):
         for t in op.inputs:
             last_use[t.storage.idx] = i

@@ -27,7 +27,7 @@ class PriceMix:
             raise InputError("price_mix", f"shares must be non-negative and add up to 1; got {shares}")
 
     @classmethod
-    def parse(cls, text: str) -> "PriceMix":
+    def parse(cls, text: str) -> PriceMix:
         """"reserved_1yr=0.8,on_demand=0.2" or "80% reserved-1yr + 20% on-demand"."""
         shares = {}
         for part in text.replace("+", ",").split(","):

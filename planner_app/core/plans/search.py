@@ -17,6 +17,8 @@ import numpy as np
 
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.fit import check_min_headroom, keeps_margin
+from planner_app.core.hardware.machine import Hardware
+from planner_app.core.hardware.specs import InstanceSpec
 from planner_app.core.options import build, command_line, given
 from planner_app.core.plans.cost import cny_rate, hourly_prices_usd
 from planner_app.core.plans.ranking import by_cost, by_time, pareto_front, thinned
@@ -50,9 +52,9 @@ class Candidate:
     """One kind of machine to plan on: hardware, GPUs per node, and its hourly prices."""
 
     name: str
-    hardware: object
+    hardware: Hardware
     gpus_per_node: int
-    instance: object | None = None
+    instance: InstanceSpec | None = None
     # USD per instance-hour by price basis (PRICE_KINDS); a missing or None entry: no price
     usd_per_instance_hour: dict = field(default_factory=dict)
     currency: str = "USD"  # the currency the prices were quoted in (CNY is converted)

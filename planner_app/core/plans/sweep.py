@@ -12,6 +12,7 @@ evaluation of the profiles' events as totals are specific to columns.
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,6 +28,12 @@ CHUNK = 1 << 15  # configurations per block: keeps the temporaries in the CPU ca
 _ZERO_SPLIT = {"cache": 0.0, "grads": 0.0, "other": 0.0}
 
 _TOTALS = IdentityMemo(MEMO_ENTRIES)
+
+
+def size(c: Layout) -> int:
+    """Configurations in a column layout (``columns``: every field a column of one length; Layout
+    declares its fields as a ParallelPlan's numbers)."""
+    return len(cast(np.ndarray, c.tp))
 
 
 def _totals_matrix(p):
@@ -90,10 +97,10 @@ def profile_variants(model, rb, setup: TrainingSetup, seq_len, selective, lora):
 def _column_profiles(model, rb, setup: TrainingSetup, c: Layout, lora):
     """Each part's profile per column (the variant of its recompute mode and mask), the mask
     bytes and whether autocast caches weights."""
-    n = len(c.tp)
+    n = size(c)
     f = factors(c.tokens, c.seq_len, c.tp, c.sequence_parallel, c.tp)
     variants, choose = profile_variants(model, rb, setup, c.seq_len, c.selective, lora)
-    parts = {}
+    parts: dict[str, _Columns | None] = {}
     for part in ("dense", "moe", "embed", "head"):
         if getattr(variants[(False, False)], part) is None:
             parts[part] = None
@@ -132,7 +139,7 @@ def columns(c: Layout) -> Layout:
     bools), so that each formula runs once over all configurations."""
     values = {f.name: np.asarray(getattr(c, f.name)) for f in fields(c)}
     n = max(np.size(v) for v in values.values())
-    out = {}
+    out: dict[str, Any] = {}  # columns, in fields declared as numbers
     for k, v in values.items():
         v = np.broadcast_to(v, (n,))
         out[k] = v.astype(bool) if v.dtype == bool else v if v.dtype == object else v.astype(float)
@@ -147,7 +154,7 @@ def rows(c: Layout, start: int, stop: int) -> Layout:
 def memory_peak(model, setup: TrainingSetup, layout: Layout) -> np.ndarray:
     """Peak allocated bytes per GPU of every configuration of ``layout`` (columns; numbers broadcast)."""
     c = columns(layout)
-    n = len(c.tp)
+    n = size(c)
     if n <= CHUNK:
         return _memory_peak(model, setup, c)
     return np.concatenate([_memory_peak(model, setup, rows(c, i, i + CHUNK)) for i in range(0, n, CHUNK)])
@@ -156,7 +163,7 @@ def memory_peak(model, setup: TrainingSetup, layout: Layout) -> np.ndarray:
 def _memory_peak(model, setup: TrainingSetup, c: Layout) -> np.ndarray:
     rb = recipe_bytes(setup.recipe, setup.framework)
     lora = setup.lora(model)
-    n = len(c.tp)
+    n = size(c)
     parts, mask, amp_cache = _column_profiles(model, rb, setup, c, lora)
     peak = np.zeros(n)
     for first in (True, False):

@@ -7,11 +7,13 @@ and ZeRO traffic, the optimizer step.
 """
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from planner_app.core.models.flops import training_flops_per_token
 from planner_app.core.models.trace import factors
-from planner_app.core.plans.sweep import columns, profile_variants
+from planner_app.core.plans.sweep import columns, profile_variants, size
 from planner_app.core.training.setup import Layout, TrainingSetup, recipe_bytes
 from planner_app.core.training.timing import part_times, step_breakdown
 
@@ -20,12 +22,12 @@ def step_time_columns(model, hw, setup: TrainingSetup, layout: Layout) -> dict:
     """Arrays: step_s, tokens_per_s, mfu (and parts) of every configuration of ``layout`` (columns;
     its ``n_acc`` micro-batches per step, one ``gpus_per_node``)."""
     c = columns(layout)
-    n = len(c.tp)
+    n = size(c)
     rb = recipe_bytes(setup.recipe, setup.framework)
     lora = setup.lora(model)
     gpu = hw.gpu
     eff = hw.efficiency(setup.framework)
-    topo = hw.topology(int(c.gpus_per_node[0]))
+    topo = hw.topology(int(cast(np.ndarray, c.gpus_per_node)[0]))  # one gpus_per_node, as a column
     seq, tp, cp = c.seq_len, c.tp, c.cp
     f = factors(c.tokens, seq, tp, c.sequence_parallel, tp)
     # the profiles' work (GEMMs, attention, memory-bound ops) is the same with and without

@@ -67,7 +67,7 @@ def check_layout(model, tp: int, pp: int, ep: int, adp: int) -> None:
                                f"got {ep}")
 
 
-def instance_price_usd(hw, basis: str | None, cny_per_usd) -> tuple[float | None, str | None]:
+def instance_price_usd(hw: Hardware, basis: str | None, cny_per_usd) -> tuple[float | None, str | None]:
     """(USD per instance-hour, its basis) by the one pricing rule (core/plans/cost.py); (None, None)
     on a bare GPU."""
     if hw.instance is None:
@@ -93,7 +93,7 @@ def deployment(req, gpu, tp=None, pp=None, ep=None, adp=None, replicas=None, wdt
                          **sv.engine_fields(req.engine))
 
 
-def serve_estimate(req: ServeRequest, model, hw: Hardware, per_node: int, notes: list) -> "ServeEstimate":
+def serve_estimate(req: ServeRequest, model, hw: Hardware, per_node: int, notes: list) -> ServeEstimate:
     """The steady-state estimate of one resolved deployment (``notes``: what resolving it assumed)."""
     check_traffic(req)
     check_layout(model, req.tp, req.pp, req.ep, req.attention_dp)
@@ -133,12 +133,13 @@ def serve_estimate(req: ServeRequest, model, hw: Hardware, per_node: int, notes:
     out_tps = rate * req.osl
     price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
     cost = {}
-    if price is not None:
-        per_replica = math.ceil(d.gpus_per_replica / hw.instance.gpu_count)
+    inst = hw.instance
+    if price is not None and inst is not None:  # a price comes with an instance (instance_price_usd)
+        per_replica = math.ceil(d.gpus_per_replica / inst.gpu_count)
         usd_h = price * per_replica * d.replicas
         cost = {"usd_per_hour": usd_h, "instances": per_replica * d.replicas, "price_basis": basis,
                 "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if out_tps > 0 else None,
-                "price_date": hw.instance.prices.date, "currency_source": hw.instance.prices.currency}
+                "price_date": inst.prices.date, "currency_source": inst.prices.currency}
     seqs, tokens = engine_settings(req, hw.gpu)
     notes += serve_assumptions(req, seqs, tokens) + support_notes
     if bool(st.saturated):

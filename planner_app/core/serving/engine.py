@@ -28,12 +28,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from planner_app.core.arrays import Num
 from planner_app.core.hardware import compute, network
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES
 from planner_app.core.inference.memory import prefill_live_width
+
+if TYPE_CHECKING:
+    from planner_app.core.hardware.machine import Hardware
+    from planner_app.core.models.spec import ModelSpec
 
 # --- vLLM's configuration defaults (vllm/engine/arg_utils.py ``get_batch_defaults``, vLLM 0.10-0.11,
 # OpenAI server): GPUs of >= 70 GiB except the A100 get max_num_seqs 1024 and max_num_batched_tokens
@@ -197,7 +203,7 @@ class ModelShape:
     moe_layers: int
     live_width: float  # 16-bit elements per token live in one layer's forward (workspace)
     kernels: float  # kernels one decode step launches, all layers (kernels_per_step)
-    model: object  # for attended_context
+    model: ModelSpec  # for attended_context
     # element-wise traffic per token, all layers, in activation elements (act_traffic): norms and the
     # KV-cache write (replicated across TP), RoPE, the dense MLP's activation (split by TP), the routed
     # blocks' dispatch + combine and activation (split by max(tp, ep))
@@ -207,7 +213,7 @@ class ModelShape:
     act_moe: float = 0.0
 
 
-def model_shape(model) -> ModelShape:
+def model_shape(model: ModelSpec) -> ModelShape:
     h = model.hidden
     mats = 3 if model.mlp == "swiglu" else 2
     expert = model.moe_layers * model.experts * mats * h * model.expert_ffn_hidden if model.is_moe else 0
@@ -228,7 +234,7 @@ def model_shape(model) -> ModelShape:
                       kernels=kernels_per_step(model), model=model, **act_traffic(model))
 
 
-def kernels_per_step(model) -> float:
+def kernels_per_step(model: ModelSpec) -> float:
     """Kernels of one decode step (all layers): KERNELS_PER_LAYER, the MoE blocks' extra kernels, the
     per-head q/k norms and MLA's extra kernels."""
     n = model.layers * (KERNELS_PER_LAYER + (QK_NORM_KERNELS if model.qk_norm != "none" else 0)
@@ -249,7 +255,7 @@ def kernels_per_step(model) -> float:
 ACT_BYTES = 2.0
 
 
-def act_traffic(model) -> dict:
+def act_traffic(model: ModelSpec) -> dict[str, float]:
     h = model.hidden
     act = 3 if model.mlp == "swiglu" else 2
     kv = model.kv_lora_rank + model.qk_rope_dim if model.arch == "deepseek" else model.kv_heads * model.head_dim
@@ -262,7 +268,7 @@ def act_traffic(model) -> dict:
             "act_mlp": float(model.dense_mlp_layers * act * model.ffn_hidden), "act_moe": float(moe)}
 
 
-def mla_decode_attn_width(model) -> int:
+def mla_decode_attn_width(model: ModelSpec) -> int:
     """MLA decode runs "absorbed" (DeepSeek-V2 paper, arXiv:2405.04434 sec. 2.1.3: W_UK folds into the
     query, W_UV into the output): every head attends over the cached latent directly, an MQA with
     QK width kv_lora_rank + qk_rope_dim (576 for DeepSeek-V3) and PV width kv_lora_rank (512). FlashMLA
@@ -278,25 +284,25 @@ class Deployment:
     """One replica's layout and the engine settings; numbers or equal-length numpy columns."""
 
     # the layout and engine settings, as a ServeRequest resolves them (core/serving/deployment.py)
-    tp: object
-    pp: object
-    ep: object
-    attention_dp: object
-    replicas: object
-    weight_bytes: object  # per GEMM weight, scales included (SERVE_WEIGHT_BYTES)
-    kv_bytes: object  # per KV element
-    gmu: object
-    max_num_seqs: object
-    max_batched_tokens: object
+    tp: Num
+    pp: Num
+    ep: Num
+    attention_dp: Num
+    replicas: Num
+    weight_bytes: Num  # per GEMM weight, scales included (SERVE_WEIGHT_BYTES)
+    kv_bytes: Num  # per KV element
+    gmu: Num
+    max_num_seqs: Num
+    max_batched_tokens: Num
     # EngineConstants (engine_fields), vLLM's unless given
-    step_overhead_s: object = ENGINES["vllm"].step_overhead_s
-    fused_act: object = ENGINES["vllm"].fused_act
-    host_s_per_request: object = ENGINES["vllm"].host_s_per_request
-    kv_output_held: object = ENGINES["vllm"].kv_output_held
-    kv_fraction_of_free: object = ENGINES["vllm"].kv_fraction_of_free
+    step_overhead_s: Num = ENGINES["vllm"].step_overhead_s
+    fused_act: Num = ENGINES["vllm"].fused_act
+    host_s_per_request: Num = ENGINES["vllm"].host_s_per_request
+    kv_output_held: Num = ENGINES["vllm"].kv_output_held
+    kv_fraction_of_free: Num = ENGINES["vllm"].kv_fraction_of_free
 
     @property
-    def gpus_per_replica(self):
+    def gpus_per_replica(self) -> Num:
         return self.tp * self.pp * self.attention_dp
 
 
@@ -305,13 +311,13 @@ class Device:
     """The GPU's figures (numbers or columns): capacity, HBM bandwidth, GEMM peak for the weights'
     precision, the 16-bit peak (attention), and the efficiency and topology it reaches."""
 
-    capacity_bytes: object
-    mem_bw_gb_s: object
-    gemm_peak_tflops: object
-    attn_peak_tflops: object
+    capacity_bytes: Num
+    mem_bw_gb_s: Num
+    gemm_peak_tflops: Num
+    attn_peak_tflops: Num
     eff: compute.Efficiency
     topo: network.Topology
-    gemm_bits: object = 16  # 8: fp8/fp4 tensor cores; 16: 16-bit (weight-only kernels for smaller weights)
+    gemm_bits: Num = 16  # 8: fp8/fp4 tensor cores; 16: 16-bit (weight-only kernels for smaller weights)
 
     @functools.cached_property
     def eff_graphed(self) -> compute.Efficiency:
@@ -321,7 +327,7 @@ class Device:
 
 
 # ---------------------------------------------------------------- memory
-def weights_per_gpu_bytes(s: ModelShape, d: Deployment):
+def weights_per_gpu_bytes(s: ModelShape, d: Deployment) -> Num:
     """Weights on one GPU: attention, dense MLPs, shared experts, embeddings split tp x pp ways;
     routed experts split over max(tp, ep) x pp GPUs (tensor- or expert-parallel), replicated over
     the attention data-parallel ranks otherwise."""
@@ -330,10 +336,11 @@ def weights_per_gpu_bytes(s: ModelShape, d: Deployment):
     return dense + experts
 
 
-def kv_bytes_per_token_gpu(s: ModelShape, d: Deployment):
+def kv_bytes_per_token_gpu(s: ModelShape, d: Deployment) -> Num:
     """KV bytes per token of one sequence on one GPU (its pipeline stage's layers): GQA caches
     2 x kv_heads x head_dim per layer, kv heads split by tp and replicated when tp > kv_heads
     (vLLM); MLA caches the latent and the rope key, replicated on every tp rank (vLLM's MLA)."""
+    per_layer: Num
     if s.mla_width:
         per_layer = s.mla_width * 1.0
     else:
@@ -341,7 +348,7 @@ def kv_bytes_per_token_gpu(s: ModelShape, d: Deployment):
     return s.layers / d.pp * per_layer * d.kv_bytes
 
 
-def workspace_bytes(s: ModelShape, d: Deployment):
+def workspace_bytes(s: ModelShape, d: Deployment) -> Num:
     """vLLM's profiled activation peak: one forward of max_num_batched_tokens tokens (one layer's
     live intermediates, core/inference/memory.py prefill_live_width, split by tp) and the sampler's fp32
     logits of max_num_seqs requests."""
@@ -349,7 +356,7 @@ def workspace_bytes(s: ModelShape, d: Deployment):
             + d.max_num_seqs * s.vocab * SAMPLER_LOGIT_BYTES)
 
 
-def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes) -> dict:
+def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes: Num) -> dict[str, Num]:
     """Bytes per GPU by component; they sum to the engine's use: gmu x capacity, or (an engine whose fraction
     is of the free memory, EngineConstants.kv_fraction_of_free) the model plus gmu x what it leaves free."""
     w = weights_per_gpu_bytes(s, d)
@@ -362,7 +369,7 @@ def memory_per_gpu(s: ModelShape, d: Deployment, capacity_bytes) -> dict:
 
 
 # ---------------------------------------------------------------- time
-def experts_touched_fraction(tokens, top_k: int, experts: int):
+def experts_touched_fraction(tokens: Num, top_k: int, experts: int) -> Num:
     """Expected share of a layer's routed experts that ``tokens`` tokens touch when each picks
     ``top_k`` distinct experts uniformly: an expert escapes one token with probability 1 - k/E,
     so E (1 - (1 - k/E)^T) distinct experts are read (uniform routing; a trained router is
@@ -374,7 +381,8 @@ STEP_PARTS = ("dense_gemm", "expert_gemm", "attention", "communication", "elemen
               "engine_overhead", "host_wait")
 
 
-def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx):
+def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes: Num, prefill_tokens: Num, decode_ctx: Num,
+                prefill_ctx: Num) -> Num:
     """One engine step of one replica: ``decodes`` running decodes (per attention-DP rank) at
     mean context ``decode_ctx`` plus ``prefill_tokens`` prompt tokens at mean context
     ``prefill_ctx``. Pipeline parallel: the batch is split into pp micro-batches that pass the pp
@@ -382,7 +390,8 @@ def step_time_s(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_toke
     return sum(step_parts(s, dev, d, decodes, prefill_tokens, decode_ctx, prefill_ctx).values())
 
 
-def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_tokens, decode_ctx, prefill_ctx) -> dict:
+def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes: Num, prefill_tokens: Num, decode_ctx: Num,
+               prefill_ctx: Num) -> dict[str, Num]:
     """The parts of step_time_s in seconds (STEP_PARTS; pipeline stages included): the GEMMs outside
     the routed experts, the routed experts' grouped GEMMs, attention, the collectives, element-wise
     traffic, the kernels' floors, the engine's per-step CPU overhead, and the wait for the host's
@@ -409,7 +418,7 @@ def step_parts(s: ModelShape, dev: Device, d: Deployment, decodes, prefill_token
                         + dec * s.lm_head / (d.tp * pp))  # logits for the sampled positions only
     eff0 = dev.eff_graphed
     t_gemm = np.maximum(dense_w / bw, compute.gemm_time_s(gemm_flops, dev.gemm_peak_tflops, eff0))
-    t_expert = 0.0
+    t_expert: Num = 0.0
     if s.experts:
         # routed experts: grouped GEMMs over the touched experts, r = tokens x top_k / touched experts rows
         # each (compute.grouped_gemm_time_s)
@@ -468,22 +477,22 @@ PREFILL_RHO_MAX = 0.95
 class ServeState:
     """Steady state of a deployment (columns or numbers)."""
 
-    ttft_s: object
-    tpot_s: object
-    e2e_s: object
-    requests_per_s: object  # all replicas
-    queue_s: object  # waiting for a slot (saturated); inf when a request rate exceeds the capacity
-    running: object  # requests running per replica
-    decodes: object  # requests decoding per replica (the rest prefill or wait for the prefill budget)
-    saturated: object
-    step_parts: dict  # the average step's parts in seconds (STEP_PARTS), summing to tpot_s
+    ttft_s: Num
+    tpot_s: Num
+    e2e_s: Num
+    requests_per_s: Num  # all replicas
+    queue_s: Num  # waiting for a slot (saturated); inf when a request rate exceeds the capacity
+    running: Num  # requests running per replica
+    decodes: Num  # requests decoding per replica (the rest prefill or wait for the prefill budget)
+    saturated: Num
+    step_parts: dict[str, Num]  # the average step's parts in seconds (STEP_PARTS), summing to tpot_s
 
 
-def _blocks(tokens):
+def _blocks(tokens: Num) -> Num:
     return np.ceil(tokens / BLOCK_SIZE_TOKENS) * BLOCK_SIZE_TOKENS
 
 
-def capacity(s: ModelShape, d: Deployment, capacity_bytes, isl, osl) -> dict:
+def capacity(s: ModelShape, d: Deployment, capacity_bytes: Num, isl: Num, osl: Num) -> dict:
     """The KV pool in tokens and pages, and the largest concurrency per replica and in all."""
     mem = memory_per_gpu(s, d, capacity_bytes)
     kv_tok = kv_bytes_per_token_gpu(s, d)
@@ -501,7 +510,8 @@ def capacity(s: ModelShape, d: Deployment, capacity_bytes, isl, osl) -> dict:
             "kv_bytes_per_token": kv_tok}
 
 
-def _running_state(s, dev, d, running, isl, osl):
+def _running_state(s: ModelShape, dev: Device, d: Deployment, running: Num, isl: Num,
+                   osl: Num) -> tuple[Num, Num, Num, dict[str, Num]]:
     """(ttft_s, tpot_s, decodes, the average step's step_parts) of one replica with ``running``
     requests admitted (per replica)."""
     m = d.max_batched_tokens
@@ -553,14 +563,14 @@ def _running_state(s, dev, d, running, isl, osl):
     return ttft, t_avg, dec * adp, parts
 
 
-def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl, concurrency=None,
-                 request_rate=None) -> ServeState:
+def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl: Num, osl: Num,
+                 concurrency: Num | None = None, request_rate: Num | None = None) -> ServeState:
     """The steady state at a total ``concurrency`` (closed loop) or a total ``request_rate``
     (requests/s, open loop): latency, throughput, queueing."""
     max_conc = np.maximum(cap["max_concurrency"], 1e-9)  # capacity() counts one replica
     osl_f = np.asarray(osl, dtype=float)
 
-    def at(running):
+    def at(running: Num) -> tuple[Num, Num, Num, Num, Num, dict[str, Num]]:
         ttft, tpot, dec, parts = _running_state(s, dev, d, running, isl, osl)
         e2e = ttft + (osl_f - 1) * tpot
         return ttft, tpot, e2e, dec, running / e2e, parts  # per replica rate (Little)
@@ -594,7 +604,7 @@ def steady_state(s: ModelShape, dev: Device, d: Deployment, cap: dict, isl, osl,
                       queue_s=queue, running=running, decodes=dec, saturated=saturated, step_parts=parts)
 
 
-def pareto_mask(x, y) -> np.ndarray:
+def pareto_mask(x: Num, y: Num) -> np.ndarray:
     """True where no other point has x and y both at least as large and one larger."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     order = np.lexsort((-y, -x))  # x descending, then y descending
@@ -607,7 +617,7 @@ def pareto_mask(x, y) -> np.ndarray:
     return keep
 
 
-def device_for(hw, gemm_bits, gpus_per_node: int) -> Device:
+def device_for(hw: Hardware, gemm_bits: Num, gpus_per_node: int) -> Device:
     """The Device of ``hw`` (core/hardware/machine.py): a probe calibration's efficiencies and
     measured intra-node bus bandwidth where one is given, else the GPU family's defaults (fused
     kernels, as the megatron framework's); ``gemm_bits`` 8 or 16, a number or a column (8 falls back

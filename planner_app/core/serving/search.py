@@ -118,8 +118,9 @@ def _score_machine(req, model, shape, m: Machine, notes: list):
     gpus = g["tp"] * g["pp"] * g["replicas"]
     out_tps = st.requests_per_s * req.osl
     price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
-    if price is not None:
-        insts = np.ceil(g["tp"] * g["pp"] / hw.instance.gpu_count) * g["replicas"]
+    inst = hw.instance
+    if price is not None and inst is not None:  # a price comes with an instance (instance_price_usd)
+        insts = np.ceil(g["tp"] * g["pp"] / inst.gpu_count) * g["replicas"]
         usd_h = insts * price
     else:
         insts = np.full(len(gpus), np.nan)
@@ -178,7 +179,7 @@ def slo_search(request: ServeSearchRequest, model, machines: list[Machine]) -> S
     if not model.is_transformer:
         raise InputError("model", "serving needs a transformer language model")
     shape = sv.model_shape(model)
-    notes = []
+    notes: list[str] = []
     parts = [p for p in (_score_machine(req, model, shape, m, notes) for m in machines) if p]
     if not parts:
         raise InputError("engine", f"{req.engine} runs on none of the machines given ({'; '.join(notes)}); "

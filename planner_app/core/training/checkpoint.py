@@ -3,7 +3,7 @@ states, RNG and scheduler; sharded per rank as torch.distributed.checkpoint writ
 time at a storage bandwidth, the share of training time a save interval costs, and the disk
 that N kept checkpoints need. Pure: the model spec, the recipe's byte table and numbers in.
 
-Measured against real files: tests/data/checkpoint_sizes.json (benchmarks/checkpoint_sizes.py,
+Measured against real files: tests/data/checkpoint_sizes.json (benchmarks/gpu/checkpoint_sizes.py,
 torch 2.13: ``torch.save`` and ``torch.distributed.checkpoint.save`` of Hugging Face models).
 """
 from __future__ import annotations
@@ -167,8 +167,9 @@ def checkpoint_cost(sizes: CheckpointSizes, gpus: int, nodes: int, ckpt: Checkpo
            "write_gb_s_per_node": ckpt.write_gb_s_per_node, "write_s": write_s, "interval_s": ckpt.interval_s,
            "overhead_fraction": overhead, "kept": ckpt.kept, "disk_bytes": disk, "disk_bytes_per_node": disk / nodes}
     if train_s is not None:
-        out["saves"] = int(train_s // ckpt.interval_s)
-        out["added_train_s"] = out["saves"] * write_s
+        saves = int(train_s // ckpt.interval_s)
+        out["saves"] = saves
+        out["added_train_s"] = saves * write_s
     if local_disk_bytes_per_node:
         out["fits_local_disk"] = disk / nodes <= local_disk_bytes_per_node
     return out

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from planner_app.core.hardware.fit import add_margin
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES, NVML_CAPACITY_FACTOR
 from planner_app.core.models.flops import forward_flops_per_token
+from planner_app.core.models.spec import ModelSpec
 from planner_app.core.plans.cost import (
     PRICE_KINDS,
     PriceChoice,
@@ -37,7 +39,8 @@ from planner_app.core.training.timing import StepTime, step_time
 DEFAULT_TDP_W = 700.0
 
 
-def same_schedule(setup: TrainingSetup, plan: ParallelPlan, micro_batch: int | None = None):
+def same_schedule(setup: TrainingSetup, plan: ParallelPlan, micro_batch: int | None = None
+                  ) -> tuple[TrainingSetup, ParallelPlan]:
     """(setup, plan) at another micro-batch with the same number of micro-batches per step: the
     global batch follows, so a pipeline keeps as many micro-batches in flight (min(pp,
     micro-batches), which sets its first stage's activations)."""
@@ -157,15 +160,15 @@ def training_cost(hw: Hardware, gpus: int, train_s: float | None, price: PriceCh
     if train_s is None:
         return TrainingCost()
     hours = train_s / 3600
-    base = {"gpu_hours": hours * gpus, "energy_kwh": energy_kwh(gpus, hw.gpu.tdp_w or DEFAULT_TDP_W, hours)}
+    gpu_hours, kwh = hours * gpus, energy_kwh(gpus, hw.gpu.tdp_w or DEFAULT_TDP_W, hours)
     inst = hw.instance
     if inst is None:
-        return TrainingCost(**base)
+        return TrainingCost(gpu_hours=gpu_hours, energy_kwh=kwh)
     n_inst = math.ceil(gpus / inst.gpu_count)
     per_hour = hourly_prices_usd(inst.prices, price.cny_per_usd)
     blended = mix_price(per_hour, price.mix)
     usd_h, basis = price.hourly(inst.prices)
-    return TrainingCost(**base, instances=n_inst, instance_hours=n_inst * hours,
+    return TrainingCost(gpu_hours=gpu_hours, energy_kwh=kwh, instances=n_inst, instance_hours=n_inst * hours,
                         usd_by_price={k: (v * n_inst * hours if v is not None else None) for k, v in per_hour.items()},
                         mix={k: getattr(price.mix, k) for k in PRICE_KINDS},
                         usd_mix=blended * n_inst * hours if blended is not None else None,
@@ -191,7 +194,7 @@ class Flops:
 class TrainingEstimate:
     """One training plan's estimate: its resolved inputs, memory, step, time, cost and advice."""
 
-    model: object
+    model: ModelSpec
     hardware: Hardware
     setup: TrainingSetup
     plan: ParallelPlan
@@ -223,7 +226,7 @@ class TrainingEstimate:
     def to_json(self) -> dict:
         """The estimate as ``gpu-planner estimate --json`` prints it (PRODUCT.md)."""
         model, hw, setup, plan = self.model, self.hardware, self.setup, self.plan
-        out = {
+        out: dict[str, Any] = {
             "mode": "training",
             "model": {"name": model.name, "arch": model.arch, "summary": model.summary()},
             "params": {"total": model.params_total, "active": model.params_active},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 # ---- host RAM -----------------------------------------------------------------------------------
 # One training process's own memory (Python, torch, CUDA runtime, cuDNN, pinned buffers), before
@@ -59,7 +60,7 @@ class HostRates:
     nvme_read_gb_s: float = DEFAULT_NVME_READ_GB_S
     source: str = "defaults"
 
-    def calibrated(self, probe: dict | None) -> "HostRates":
+    def calibrated(self, probe: dict | None) -> HostRates:
         """These rates with a host probe's results (probe/host.py) where it measured them."""
         if not probe:
             return self
@@ -96,10 +97,10 @@ def input_pipeline(model, samples_per_s: float, seq_len: int, gpus: int, nodes: 
                 else TOKEN_READ_TOKENS_PER_S_PER_CORE / seq_len)
     cores_needed = demand_s / per_core
     needed = max(math.ceil(cores_needed / gpn), 1)
-    out = {"sample": kind, "bytes_per_sample": nbytes, "samples_per_s_per_node": demand_s,
-           "read_gb_s_per_node": demand_s * nbytes / 1e9, "samples_per_s_per_core": per_core,
-           "cores_needed_per_node": cores_needed, "workers_per_gpu_needed": needed, "workers_per_gpu": needed,
-           "rates_source": rates.source}
+    out: dict[str, Any] = {"sample": kind, "bytes_per_sample": nbytes, "samples_per_s_per_node": demand_s,
+                           "read_gb_s_per_node": demand_s * nbytes / 1e9, "samples_per_s_per_core": per_core,
+                           "cores_needed_per_node": cores_needed, "workers_per_gpu_needed": needed,
+                           "workers_per_gpu": needed, "rates_source": rates.source}
     if vcpus_per_node:
         free = max(vcpus_per_node - CORES_PER_TRAINING_PROCESS * gpn, 0)
         out["vcpus_per_node"] = vcpus_per_node
@@ -116,15 +117,16 @@ def input_pipeline(model, samples_per_s: float, seq_len: int, gpus: int, nodes: 
     if read:
         out["storage_read_gb_s"] = read
         out["storage_samples_per_s_per_node"] = read * 1e9 / nbytes
-    caps = {"cpu-bound": out.get("cpu_samples_per_s_per_node"), "storage-bound": out.get("storage_samples_per_s_per_node")}
-    known = {k: v for k, v in caps.items() if v is not None}
+    caps: dict[str, float | None] = {"cpu-bound": out.get("cpu_samples_per_s_per_node"),
+                                     "storage-bound": out.get("storage_samples_per_s_per_node")}
+    known: dict[str, float] = {k: v for k, v in caps.items() if v is not None}
     fed = min(known.values()) if known else None
     if fed is None:
         out["verdict"] = "unknown"
     elif fed >= demand_s:
         out["verdict"] = "fed"
     else:
-        out["verdict"] = min(known, key=known.get)
+        out["verdict"] = min(known, key=known.__getitem__)
     out["samples_per_s_per_node_fed"] = min(demand_s, fed) if fed is not None else demand_s
     out["gpu_utilization_bound"] = out["samples_per_s_per_node_fed"] / demand_s if demand_s else 1.0
     return out
@@ -138,7 +140,7 @@ def host_ram(host_bytes_per_gpu: float, gpus_per_node: int, workers_per_gpu: int
              "loader_workers": LOADER_WORKER_HOST_BYTES * workers_per_gpu * gpus_per_node,
              "pinned_batches": pinned_bytes_per_gpu * gpus_per_node}
     need = sum(parts.values())
-    out = {"needed_bytes": need, "parts": parts, "usable_fraction": HOST_RAM_USABLE_FRACTION}
+    out: dict[str, Any] = {"needed_bytes": need, "parts": parts, "usable_fraction": HOST_RAM_USABLE_FRACTION}
     if ram_bytes:
         out["ram_bytes"] = ram_bytes
         out["fits"] = need <= ram_bytes * HOST_RAM_USABLE_FRACTION

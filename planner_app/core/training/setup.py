@@ -267,7 +267,7 @@ class Layout(ParallelPlan):
         pass  # a ParallelPlan checked its values; columns come from a search's own enumeration
 
     @classmethod
-    def of(cls, setup: TrainingSetup, plan: ParallelPlan) -> "Layout":
+    def of(cls, setup: TrainingSetup, plan: ParallelPlan) -> Layout:
         """The layout of one configuration: ``plan`` with ``setup``'s sequence length and accumulation."""
         kw = {f.name: getattr(plan, f.name) for f in fields(ParallelPlan)}
         return cls(**kw, seq_len=setup.seq_len, n_acc=grad_accum_steps(setup, plan))

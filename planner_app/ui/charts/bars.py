@@ -2,6 +2,8 @@
 breakdown) and grouped bars (one metric across plans, the best marked)."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt
@@ -128,7 +130,6 @@ def category_labels(names: list[str], width: int = 16, lines: int = 3) -> list[s
     """Axis labels for plan names: wrapped on spaces into at most ``lines`` lines of about
     ``width`` characters (the end of a longer name is cut with "…"); names that would still
     read the same are numbered, so no two bars carry one label."""
-    import textwrap
     out = []
     for n in names:
         parts = textwrap.wrap(n, width) or [""]

@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, QSize
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from planner_app.atomic import atomic_path
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac"]
@@ -67,7 +70,6 @@ class ChartBase(QWidget):
         widget = self.export_widget()
         img = widget.grab().toImage()
         if scale != 1.0:
-            from PySide6.QtGui import QImage
             w, h = widget.width(), widget.height()
             img = QImage(int(w * scale), int(h * scale), QImage.Format_ARGB32)
             img.fill(0xFFFFFFFF)
@@ -82,7 +84,6 @@ class ChartBase(QWidget):
             raise OSError(f"cannot write {path}")
 
     def export_svg(self, path: str) -> None:
-        from PySide6.QtSvg import QSvgGenerator
         gen = QSvgGenerator()
         gen.setFileName(path)
         widget = self.export_widget()
@@ -98,8 +99,6 @@ class ChartBase(QWidget):
     def export(self, path: str) -> None:
         """PNG or SVG by the file's suffix, written to a temporary file in the same folder and
         renamed: a failed export leaves no partial file and keeps an older one."""
-        from planner_app.atomic import atomic_path
-
         svg = path.lower().endswith(".svg")
         with atomic_path(path, suffix=".svg" if svg else ".png", prefix=".chart-") as tmp:
             (self.export_svg if svg else self.export_png)(tmp)

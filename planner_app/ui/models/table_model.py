@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
@@ -16,9 +16,11 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 
 from planner_app.i18n import tr as translate
+
+_NO_PARENT = QModelIndex()  # the invalid index Qt passes for a flat table's root
 
 # Units shown in headers and row labels that read differently in Chinese (others, such as
 # GB, GiB, s, %, W and MHz, are the same in both languages).
@@ -81,10 +83,10 @@ class RowsTableModel(QAbstractTableModel):
         self.columns = list(columns)
         self.endResetModel()
 
-    def rowCount(self, parent=QModelIndex()):  # noqa: N802 - Qt override
+    def rowCount(self, parent=_NO_PARENT):  # noqa: N802 - Qt override
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent=QModelIndex()):  # noqa: N802 - Qt override
+    def columnCount(self, parent=_NO_PARENT):  # noqa: N802 - Qt override
         return 0 if parent.isValid() else len(self.columns)
 
     def data(self, index, role=Qt.DisplayRole):
@@ -104,7 +106,6 @@ class RowsTableModel(QAbstractTableModel):
             f.setBold(True)
             return f
         if role == Qt.BackgroundRole and (index.row(), index.column()) in self.bold_cells:
-            from PySide6.QtGui import QColor
             return QColor("#d9f2df")
         if role == Qt.TextAlignmentRole and isinstance(value, (int, float)) and not isinstance(value, bool):
             return int(Qt.AlignRight | Qt.AlignVCenter)

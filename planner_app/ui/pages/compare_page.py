@@ -2,12 +2,15 @@
 each row in bold (★), and grouped charts of memory, time and cost."""
 from __future__ import annotations
 
+import copy
+
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTableView,
@@ -15,10 +18,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from planner_app import scenario
+from planner_app.core.errors import InputError
+from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+from planner_app.service.pricing import price_source
+from planner_app.service.serving_plans import serve_scenario
+from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
+from planner_app.ui.pages.host_panel import verdict_text
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 # (key, label, unit, better: "min"/"max"/None, getter)
@@ -133,18 +143,12 @@ def _host_ram_text(e: dict):
 
 
 def _input_text(e: dict):
-    from planner_app.ui.pages.host_panel import verdict_text
-
     p = (e.get("host") or {}).get("input")
     return verdict_text(p["verdict"]) if p else None
 
 
 def _fits_text(e: dict, o: dict) -> str:
     """yes / tight (fits with less free than the margin in ``o``) / NO."""
-    from planner_app.core.hardware.fit import (
-        DEFAULT_MIN_HEADROOM_FRACTION,
-        memory_verdict,
-    )
     m = e["memory"]
     v = memory_verdict(m["device_bytes"], m["capacity_bytes"], o.get("_min_headroom", DEFAULT_MIN_HEADROOM_FRACTION))
     return {"fits": QCoreApplication.translate("Compare", "yes"), "tight": QCoreApplication.translate("Compare", "tight"),
@@ -153,7 +157,6 @@ def _fits_text(e: dict, o: dict) -> str:
 
 def price_source_text(db, options: dict) -> str | None:
     """'CNY 2024-12-31 → $ at 7.10' / 'USD 2026-11-30' for a plan's instance; None for a bare GPU."""
-    from planner_app.service.pricing import price_source
     src = price_source(db, options.get("instance"), options.get("cny_per_usd"))
     if src is None:
         return None
@@ -172,7 +175,7 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
     a row says each plan's price currency, date and CNY->USD rate; with ``serving``
     (service/serving_plans.py), the serving rows follow."""
     rows, bold = [], set()
-    for r_i, (key, label, unit, better, get) in enumerate(METRICS):
+    for r_i, (_key, label, unit, better, get) in enumerate(METRICS):
         label = QCoreApplication.translate("Compare", label)
         row = {"metric": with_unit(label, unit)}
         vals = []
@@ -212,11 +215,6 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
 def compare_task(sc: dict, db) -> dict:
     """Every plan's estimate, and the serve section on each plan's machine (None without one; an
     invalid section gives ``serving_error``, naming ``serve.<field>``)."""
-    from planner_app import scenario
-    from planner_app.core.errors import InputError
-    from planner_app.service.serving_plans import serve_scenario
-    from planner_app.specdb.schema import SpecDataError
-
     results = scenario.evaluate(sc, db)
     try:
         serving, error = serve_scenario(sc, db), ""
@@ -300,7 +298,6 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         doc.changed.connect(self.request_recompute)
 
     def add_machines(self, machines: list[tuple[str, str]]) -> None:
-        import copy
         base = copy.deepcopy(self.doc.data["plans"][self.doc.data.get("chosen_plan", 0)])
         for kind, ident in machines:
             p = {k: v for k, v in base.items() if k not in ("gpu", "instance", "name")}
@@ -332,7 +329,6 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         self.model.set_columns([Column("metric", self.tr("Metric"))] +
                                [Column(f"p{j}", n, fmt=_fmt) for j, n in enumerate(names)])
         self.model.set_rows(rows, bold)
-        from PySide6.QtWidgets import QHeaderView
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(0, QHeaderView.ResizeToContents)
         for j in range(len(names)):

@@ -7,6 +7,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel
 
 from planner_app import units
+from planner_app.ui.fields import add_option_row, option_number_field
 
 
 def verdict_text(verdict: str) -> str:
@@ -58,8 +59,6 @@ class HostPanel(QGroupBox):
     lines: checkpoint, host RAM, input pipeline."""
 
     def __init__(self, parent=None):
-        from planner_app.ui.fields import add_option_row, option_number_field
-
         super().__init__(QCoreApplication.translate("HostPanel", "Host side"), parent)
         form = QFormLayout(self)
         self.fields = {k: option_number_field(k, placeholder=QCoreApplication.translate("HostPanel", "default"))

@@ -3,6 +3,7 @@ capacity, step time and where it goes, MFU, time to train, GPU-hours, cost, advi
 assumptions. Recomputes on every edit (debounced) on a worker thread."""
 from __future__ import annotations
 
+import copy
 import html
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
@@ -27,7 +28,9 @@ from planner_app import scenario, units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
 from planner_app.core.options import options_of
 from planner_app.core.requests import InferenceRequest, TrainingRequest
+from planner_app.i18n import engine_text  # engine sentences in the UI's language
 from planner_app.service.estimate import run_estimate
+from planner_app.service.pricing import price_source
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import (
     ChoiceField,
@@ -40,10 +43,11 @@ from planner_app.ui.pages.hardware import (
     parse_hw_key,
     plan_hardware,
 )
+from planner_app.ui.pages.host_panel import HostPanel
 from planner_app.ui.workers import TaskSlot
 
 # Edits are coalesced for this long before recomputing; with the ~20 ms estimate an edit shows
-# its result within the 100 ms goal (benchmarks/gui_speed.py).
+# its result within the 100 ms goal (benchmarks/speed/gui_speed.py).
 DEBOUNCE_MS = 60
 
 # Legend names of the engine's breakdown keys (translated at display time).
@@ -222,7 +226,6 @@ class PlanPage(QWidget):
         charts.addWidget(self.memory_chart)
         charts.addWidget(self.time_chart)
         res_lay.addLayout(charts, 1)
-        from planner_app.ui.pages.host_panel import HostPanel
 
         self.host_panel = HostPanel()  # checkpoint, host RAM, input pipeline (issue 19)
         res_lay.addWidget(self.host_panel)
@@ -325,7 +328,6 @@ class PlanPage(QWidget):
             self.schedule_recompute()
 
     def duplicate_plan(self):
-        import copy
         p = copy.deepcopy(self.doc.data["plans"][self.index])
         p["name"] = (p.get("name") or "Plan") + self.tr(" (copy)")
         try:
@@ -463,9 +465,6 @@ class PlanPage(QWidget):
             comps["runtime overheads"] = [overhead / 1e9]
         self.memory_chart.set_data([self.tr("per GPU")], comps, limits=[m["capacity_bytes"] / 1e9],
                                    labels=breakdown_labels())
-        from planner_app.i18n import (
-            engine_text,  # engine sentences in the UI's language
-        )
         advice = [engine_text(est["advice"]["text"])] if est.get("advice") else []
         advice += [engine_text(a) for a in est.get("host", {}).get("advice", [])]
         self.advice.setText((self.tr("Advice: ") + " ".join(advice)) if advice else "")
@@ -530,8 +529,6 @@ class PlanPage(QWidget):
 
     def _price_source(self):
         """The plan's price currency, date and exchange rate (service/pricing.py); None for a bare GPU."""
-        from planner_app import scenario
-        from planner_app.service.pricing import price_source
         try:
             opts = scenario.plan_options(self.doc.data, self.index)
         except (ValueError, KeyError, IndexError):

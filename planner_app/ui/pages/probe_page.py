@@ -8,12 +8,14 @@ import time
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFileDialog,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QTableView,
@@ -22,12 +24,23 @@ from PySide6.QtWidgets import (
 )
 
 from planner_app.i18n import engine_text
-from planner_app.probe import nvml
+from planner_app.probe import cluster, nvml
+from planner_app.probe.calibration import profile_from_result
 from planner_app.probe.runner import ProbeCancelled, ProbeRunner
+from planner_app.probe.telemetry import Sampler
 from planner_app.probe.verdicts import all_verdicts
-from planner_app.service.validation import match_gpu
+from planner_app.service.validation import (
+    compare_validation,
+    estimate_case,
+    match_gpu,
+    model_gemm_shapes,
+    parse_validate_args,
+    record_validation,
+    validation_case,
+)
+from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.lines import RooflineChart, TelemetryChart
-from planner_app.ui.fields import ChoiceField
+from planner_app.ui.fields import ChoiceField, IntField
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.workers import TaskSlot
 
@@ -167,9 +180,6 @@ class ProbePage(QWidget):
 
     # ---- cluster probe ------------------------------------------------------------------------
     def _cluster_box(self):
-        from PySide6.QtWidgets import QPlainTextEdit
-
-        from planner_app.ui.fields import IntField
         box = QGroupBox(self.tr("Cluster probe (torch.distributed: NCCL on GPUs)"))
         g = QGridLayout(box)
         self.cl_nodes = IntField(1, 4096, 1)
@@ -196,7 +206,6 @@ class ProbePage(QWidget):
         return box
 
     def write_cluster_command(self) -> str:
-        from planner_app.probe import cluster
         out = "gpu-planner-collectives.json"
         if self.cl_kind.value() == "slurm":
             text = cluster.slurm_script(self.cl_nodes.value(), self.cl_gpus.value(), out)
@@ -209,8 +218,6 @@ class ProbePage(QWidget):
 
     def import_cluster_result(self, path: str, profile: str | None = None) -> list[dict]:
         """Read a collectives result, store it (and in ``profile`` when named), show verdicts."""
-        from planner_app.probe import cluster
-        from planner_app.specdb.schema import SpecDataError
         try:
             data = cluster.read_result(path)
         except SpecDataError as e:
@@ -241,7 +248,6 @@ class ProbePage(QWidget):
         return verdicts
 
     def _import_dialog(self):
-        from PySide6.QtWidgets import QFileDialog
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Import a cluster probe result"), "",
                                               self.tr("JSON files (*.json)"))
         if path:
@@ -260,7 +266,6 @@ class ProbePage(QWidget):
         self.inv_model.set_rows(gpus)
         self.nvml_status.setText(message if not gpus else self.tr("{n} GPU(s) via NVML").format(n=len(gpus)))
         if state_ok and (gpus or self.sample_fn is not None):
-            from planner_app.probe.telemetry import Sampler
             self.sampler = Sampler(indices=[g["index"] for g in gpus] or [0], hz=2.0, capacity=600,
                                    sample_fn=self.sample_fn)
         else:
@@ -312,10 +317,6 @@ class ProbePage(QWidget):
     def _model_shapes(self) -> list:
         """The GEMM shapes of the Workload page's preset model at the validation settings (the
         probe measures them sustained, with its typical set); none for an imported model."""
-        from planner_app.service.validation import (
-            model_gemm_shapes,
-            parse_validate_args,
-        )
         model_ref = self.doc.data.get("workload", {}).get("model")
         if not isinstance(model_ref, str):
             return []
@@ -383,7 +384,7 @@ class ProbePage(QWidget):
     # ---- profiles -----------------------------------------------------------------------------
     def _udb(self):
         if self.userdb is None:
-            from planner_app.specdb.userdb import UserDB
+            from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
             self.userdb = UserDB.open_default()
         return self.userdb
 
@@ -418,7 +419,6 @@ class ProbePage(QWidget):
 
     # ---- validation ---------------------------------------------------------------------------
     def run_validation(self):
-        from planner_app.service.validation import parse_validate_args, validation_case
         if self.gpu is None:
             return
         model_ref = self.doc.data["workload"].get("model")
@@ -440,10 +440,8 @@ class ProbePage(QWidget):
                         on_cancel=runner.cancel)
 
     def _show_validation(self, measured):
-        from planner_app.service.validation import compare_validation, estimate_case
         est_cal = None
         if self.result is not None and self.gpu is not None and getattr(self, "_validation_case", None):
-            from planner_app.probe.calibration import profile_from_result
             model, settings = self._validation_case
             try:
                 est_cal = estimate_case(model, settings, self.gpu, profile_from_result("probe", self.result,
@@ -452,7 +450,6 @@ class ProbePage(QWidget):
                 est_cal = None
         v = compare_validation(measured, getattr(self, "_validation_estimate", None), est_cal)
         if v.get("estimate") and getattr(self, "_validation_case", None):
-            from planner_app.service.validation import record_validation
             model, settings = self._validation_case
             try:  # profiles of this GPU are checked against it (probe/calibration.py guard_profile)
                 record_validation(self._udb(), self.gpu, model, self.doc.data["workload"].get("model"), settings,

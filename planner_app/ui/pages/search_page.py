@@ -22,6 +22,7 @@ from planner_app.core.plans.cost import cny_rate
 from planner_app.core.requests import SearchRequest
 from planner_app.core.training.setup import TrainingSetup
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.scenario import PLAN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
@@ -260,8 +261,6 @@ class SearchPage(QWidget):
 
     def plan_from_result(self, p: dict) -> dict:
         """A scenario plan holding the row's full layout (scenario.PLAN_KEYS)."""
-        from planner_app.scenario import PLAN_KEYS
-
         q = p["parallel"]
         plan = {"name": f"{p['candidate']} ({q['gpus']} GPUs, search)"}
         plan.update({k: v for k, v in p["plan"].items() if k in PLAN_KEYS and v is not None})

@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.core.requests import ServeRequest, ServeSearchRequest, SloTargets, serve_section_options
 from planner_app.core.options import build
+from planner_app.core.requests import ServeRequest, ServeSearchRequest, SloTargets, serve_section_options
+from planner_app.i18n import engine_text
+from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.service.serving import run_serve, run_slo_search
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.charts.lines import ServingParetoChart
@@ -506,7 +507,6 @@ class ServePage(RecomputeWhenVisible, QWidget):
                 text += "\n" + self.tr("Closest: {machine}, {gpus} GPUs, TTFT {ttft}, TPOT {tpot:,.1f} ms").format(
                     machine=c["machine"], gpus=c["gpus"], ttft=_ms(c["ttft_ms"]), tpot=c["tpot_ms"])
         if res.notes:  # precisions or machines the engine cannot run, skipped (service/serving_search.py)
-            from planner_app.i18n import engine_text
             text += "\n" + "\n".join(engine_text(n) for n in res.notes)
         self.search_status.setText(text)
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from planner_app.specdb.catalog import SpecDB
 from planner_app.specdb.schema import FILES, SpecDataError
 from planner_app.ui.models.table_model import Column, RowsTableModel, SortProxy
 
@@ -269,7 +270,7 @@ class SpecsPage(QWidget):
 
     def _udb(self):
         if self.userdb is None:
-            from planner_app.specdb.userdb import UserDB
+            from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
             self.userdb = UserDB.open_default()
         return self.userdb
 
@@ -284,7 +285,6 @@ class SpecsPage(QWidget):
             self.refresh_database()
 
     def refresh_database(self):
-        from planner_app.specdb.catalog import SpecDB
         new = SpecDB(self.db.data_dir, user_db=self._udb())
         self.db.__dict__.update(new.__dict__)  # every page shares this object
         self.reload()

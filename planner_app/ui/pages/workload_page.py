@@ -3,6 +3,7 @@ training or inference setup shared by every plan."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,10 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from planner_app.core.models.hf_config import model_from_hf_config, model_to_hf_config
 from planner_app.core.options import options_of
 from planner_app.core.requests import MODE, InferenceRequest, TrainingRequest
 from planner_app.i18n import engine_text
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
+from planner_app.service.resolve import resolve_model
 from planner_app.ui.fields import ChoiceField, IntField, NumberField
 from planner_app.ui.option_form import OptionForm
 
@@ -59,7 +62,7 @@ class WorkloadPage(QWidget):
         dim_labels = {"hidden": self.tr("Hidden size"), "layers": self.tr("Layers"),
                       "heads": self.tr("Attention heads"), "kv_heads": self.tr("Key/value heads"),
                       "ffn_hidden": self.tr("Feed-forward size"), "vocab": self.tr("Vocabulary")}
-        for key, label, lo, hi in DIMS:
+        for key, _label, lo, hi in DIMS:
             f = IntField(lo, hi, lo)
             f.valueChanged.connect(self._dims_edited)
             self.dims[key] = f
@@ -180,7 +183,6 @@ class WorkloadPage(QWidget):
             self._loading = False
 
     def _show_model(self, model_ref):
-        from planner_app.service.resolve import resolve_model
         try:
             m = resolve_model(model_ref, self.db)
         except Exception as e:  # noqa: BLE001 - shown at the field
@@ -209,9 +211,6 @@ class WorkloadPage(QWidget):
     def _dims_edited(self):
         if self._loading or self._base_model is None:
             return
-        from dataclasses import replace
-
-        from planner_app.core.models.hf_config import model_to_hf_config
         changes = {k: f.value() for k, f in self.dims.items() if f.isEnabled()}
         if changes.get("kv_heads") and changes.get("heads") and changes["heads"] % changes["kv_heads"]:
             self.error.setText(self.tr("attention heads must be a multiple of key/value heads"))
@@ -234,7 +233,6 @@ class WorkloadPage(QWidget):
 
     def import_config(self, path: str) -> bool:
         """Read a Hugging Face config.json into the workload (embedded in the scenario)."""
-        from planner_app.core.models.hf_config import model_from_hf_config
         try:
             with open(path, encoding="utf-8") as f:
                 cfg = json.load(f)
