@@ -1,20 +1,17 @@
-"""benchmarks/multi_accuracy.py on a synthetic run of benchmarks/gpu_multi_runs.py (the mapping of
+"""accuracy/multi_accuracy.py on a synthetic run of benchmarks/gpu/gpu_multi_runs.py (the mapping of
 each multi-GPU case to estimate options, not the engine's accuracy), and the interval arithmetic
 behind the exposed communication time."""
 import json
 import os
 import shlex
-import sys
 
 import pytest
 
+from accuracy import multi_accuracy
+from benchmarks.gpu import gpu_multi_runs
 from planner_app import cli
 from planner_app.core.hardware.specs import CUBLAS_WORKSPACE_BYTES
 from planner_app.service.catalog import open_catalog
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import gpu_multi_runs  # noqa: E402
-import multi_accuracy  # noqa: E402
 
 WORLD = 4
 
@@ -55,10 +52,11 @@ def test_each_kind_maps_to_its_zero_stage_framework_and_layout(rows):
     assert (o["ddp-1b"]["zero"], o["ddp-1b"]["dp"], o["ddp-1b"]["framework"]) == (0, WORLD, "pytorch")
     assert (o["fsdp2-full-7b"]["zero"], o["fsdp2-full-7b"]["dp"], o["fsdp2-full-7b"]["recipe"]) == (3, WORLD, "bf16")
     assert o["fsdp2-full-offload-1b"]["offload"] == "params" and "offload" not in o["fsdp2-full-1b"]
-    # hybrid (2 replicas x 2 shards): full sharding's memory over the shard group
-    assert (o["fsdp2-hybrid-1b"]["dp"], o["fsdp2-hybrid-1b"]["gpus"], o["fsdp2-hybrid-1b"]["zero"]) == (2, 2, 3)
-    assert "no hybrid-sharding option" in rows["fsdp2-hybrid-1b"]["note"]
-    assert o["fsdp2-hybrid-offload-1b"]["offload"] == "params" and o["fsdp2-hybrid-offload-1b"]["dp"] == 2
+    # hybrid (2 replicas x 2 shards): every rank data-parallel, ZeRO-3 within shard groups of 2
+    h = o["fsdp2-hybrid-1b"]
+    assert (h["dp"], h["gpus"], h["zero"], h["dp_shard"]) == (WORLD, WORLD, 3, WORLD // 2)
+    assert "--dp-shard 2" in rows["fsdp2-hybrid-1b"]["note"]
+    assert o["fsdp2-hybrid-offload-1b"]["offload"] == "params" and o["fsdp2-hybrid-offload-1b"]["dp_shard"] == 2
     assert o["fsdp2-full-mp-1b"]["recipe"] == "mixed-bf16"
     for z in (1, 2, 3):
         d = o[f"ds-zero{z}-1b"]
