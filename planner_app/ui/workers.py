@@ -4,10 +4,44 @@ GUI thread. A ``TaskSlot`` per panel keeps only the latest task: starting a new 
 cancels the previous, whose late result is dropped."""
 from __future__ import annotations
 
+import gc
 import itertools
+import sys
+import threading
 import traceback
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+# CPython 3.11: the cyclic garbage collector running on one thread can read a frame that another
+# thread is still setting up at a call and crash (python/cpython#111363; #101975 fixed one such
+# case for tracing). Seen here: the GUI thread in the collector while a task's thread entered an
+# engine function (Fatal Python error: Segmentation fault, twice in five full test runs). While a
+# task runs Python on the pool, automatic collection is off; it is back on when the last task
+# ends (3.12 reworked frames; earlier and later versions are left alone).
+_GC_GUARD = sys.version_info[:2] == (3, 11)
+_RUNNING = [0]
+_RUNNING_LOCK = threading.Lock()
+
+
+def _task_starting() -> None:
+    """A task is about to run on the pool (called on the GUI thread, before it is queued)."""
+    with _RUNNING_LOCK:
+        _RUNNING[0] += 1
+        if _GC_GUARD:
+            gc.disable()
+
+
+def _task_ended() -> None:
+    """A task's function returned or raised (called on the pool's thread, as its last step)."""
+    with _RUNNING_LOCK:
+        _RUNNING[0] -= 1
+        if _GC_GUARD and _RUNNING[0] == 0:
+            gc.enable()
+
+
+def tasks_running() -> int:
+    """Tasks queued or running on the pool now."""
+    return _RUNNING[0]
 
 
 class _Signals(QObject):
@@ -29,6 +63,8 @@ class _Job(QRunnable):
         except Exception as e:  # noqa: BLE001 - reported to the page that asked
             self.signals.failed.emit(self.ident, e, traceback.format_exc())
             return
+        finally:
+            _task_ended()
         self.signals.succeeded.emit(self.ident, result)
 
 
@@ -63,6 +99,7 @@ class TaskSlot(QObject):
         self._on_cancel = on_cancel
         ident = next(self._ids)
         self._current = ident
+        _task_starting()
         self._pool.start(_Job(ident, fn, self._signals, self._cancel))
         return ident
 
