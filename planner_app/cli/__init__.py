@@ -329,16 +329,18 @@ def _display_available() -> bool:
 
 
 def _models(args) -> int:
-    from planner_app.specdb.catalog import model_from_row, shipped_db  # lazy: keeps the engine off the CLI's start
+    from planner_app.service.catalog import open_catalog  # lazy: keeps the engine off the CLI's start
+    from planner_app.specdb.catalog import model_from_row  # lazy: keeps the engine off the CLI's start
 
-    db = shipped_db()
+    db = open_catalog()  # the shipped presets and the user's own models
     rows = []
     for r in db.records["models"]:
         m = model_from_row(r)
         rows.append({"id": r["id"], "name": r["name"], "arch": r["arch"], "params": m.params_total,
                      "params_active": m.params_active, "layers": m.layers, "hidden": m.hidden,
                      "default_seq_len": int(r["default_seq_len"] or 0), "aliases": r["aliases"],
-                     "source": r["source_url"], "retrieved": r["retrieved"], "notes": r["notes"]})
+                     "source": r["source_url"], "retrieved": r["retrieved"], "notes": r["notes"],
+                     "origin": r.get("origin", "shipped")})
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -76,14 +76,12 @@ def _import(args) -> int:
     from planner_app.probe import cluster
 
     # lazy: keeps the engine off the CLI's start (its parser imports this module)
-    from planner_app.service.validation import match_gpu
-
-    # lazy: keeps the engine off the CLI's start (its parser imports this module)
-    from planner_app.specdb.catalog import shipped_db
+    from planner_app.service.catalog import open_catalog
+    from planner_app.service.validation import match_gpu  # lazy: keeps the engine off the CLI's start
     from planner_app.specdb.userdb import UserDB  # lazy: sqlite3 is optional (a Python built without it)
 
     data = cluster.read_result(args.result)
-    db = shipped_db()
+    db = open_catalog()  # the user's own GPUs and fabrics too
     env = data.get("environment", {})
     devices = env.get("devices") or []
     gpu = db.gpu(args.gpu) if args.gpu else match_gpu(db, devices[0] if devices else None)

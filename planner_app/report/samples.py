@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     png = os.path.join(out, "png")
     os.makedirs(png, exist_ok=True)
     ensure_app()
-    db = shipped_db()
+    db = shipped_db()  # the committed sample reports show the shipped data, never a user's rows
     jobs = [(os.path.splitext(os.path.basename(p))[0], p, "en") for p in scenario.examples()]
     jobs.append((f"{ZH_SAMPLE}.zh_CN", os.path.join(scenario.example_dir(), f"{ZH_SAMPLE}.json"), "zh_CN"))
     jobs += [(f"{n}.zh_CN", os.path.join(scenario.example_dir(), f"{n}.json"), "zh_CN") for n in ZH_NATIVE]

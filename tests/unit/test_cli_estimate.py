@@ -110,6 +110,29 @@ def test_models_lists_presets_with_sources(capsys):
                  "deepseek-v3", "resnet-50", "nlp-1b"):
         assert want in ids
     assert all(r["source"] and r["retrieved"] for r in rows)
+    assert {r["origin"] for r in rows} == {"shipped"}
+
+
+def test_models_lists_the_users_own_models_and_estimate_takes_them(capsys, tmp_path, monkeypatch):
+    """One catalog for every command: a model saved in the user's database is listed by
+    ``models`` and estimated by name."""
+    from planner_app.specdb.catalog import shipped_db
+    from planner_app.specdb.userdb import UserDB
+
+    monkeypatch.setenv("PLANNER_USER_DIR", str(tmp_path))
+    row = dict(next(r for r in shipped_db().records["models"] if r["id"] == "llama-3.1-8b"))
+    row.pop("origin", None)
+    row.update(id="my-8b-variant", name="My 8B variant", aliases="", layers=16, params=0)
+    u = UserDB.open_default()
+    u.upsert("models", {k: ("" if v is None else v) for k, v in row.items()})
+    u.close()
+    rc, out, err = run(capsys, "models", "--json")
+    assert rc == 0, err
+    mine = [r for r in json.loads(out) if r["id"] == "my-8b-variant"]
+    assert len(mine) == 1 and mine[0]["origin"] == "user" and mine[0]["layers"] == 16
+    rc, out, err = run(capsys, "estimate", "--model", "my-8b-variant", "--gpu", "h100-sxm", "--json")
+    assert rc == 0, err
+    assert "(16 layers" in json.loads(out)["model"]["summary"]
 
 
 def test_estimate_called_in_process_leaves_the_garbage_collector_as_it_was(capsys):
