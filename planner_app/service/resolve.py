@@ -184,7 +184,7 @@ def resolve_hardware(db, gpu=None, instance=None, fabric=None, nics_per_node=Non
                                                           "(default; --fabric, --nics-per-node)"),
                               fabric=inter.name, nics=nics))
     else:
-        raise InputError("gpu", "give --gpu NAME or --instance ID")
+        raise InputError("gpu", "give a GPU or a cloud instance")
     notes.append(Text(QT_TRANSLATE_NOOP("Engine", "intra-node link: {link}"),
                       link=intra.name if intra else Text(QT_TRANSLATE_NOOP("Engine", "none"))))
     return Hardware(gpu=g, intra=intra, inter=inter, nics_per_node=nics, instance=inst,

@@ -75,7 +75,7 @@ def run_scaling(request: ScalingRequest, db, progress=None, cancelled=None) -> S
     fabric_ids = [f.strip() for f in (request.curves.fabrics or "").split(",") if f.strip()]
     if not fabric_ids:
         if r.hardware.inter is None:  # resolve_hardware always sets one
-            raise InputError("fabrics", "the plan names no inter-node network; give --fabrics")
+            raise InputError("fabrics", "the plan names no inter-node network; give one or more fabric ids")
         fabric_ids = [r.hardware.inter.id]
     curves: dict[str, list[ScalingPoint]] = {}
     nics: dict[str, int | None] = {}
