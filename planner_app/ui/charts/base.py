@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRectF, QSize
+from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -38,6 +38,17 @@ class ReadableAxis(pg.AxisItem):
         return readable_ticks([v * scale for v in values], spacing * scale if spacing else None)
 
 
+class ChartView(pg.PlotWidget):
+    """A PlotWidget that zooms only on Ctrl+wheel: a plain wheel is left to the page the chart sits
+    on (the event goes to the parent scroll area), so scrolling past a chart never rescales it."""
+
+    def wheelEvent(self, ev):  # noqa: N802 - Qt override
+        if ev.modifiers() & Qt.ControlModifier:
+            super().wheelEvent(ev)
+        else:
+            ev.ignore()
+
+
 class ChartBase(QWidget):
     def __init__(self, title: str = "", parent=None, value_bottom: bool = False):
         """``value_bottom``: the x axis holds values too (scatter charts), read as the y axis is."""
@@ -46,8 +57,11 @@ class ChartBase(QWidget):
         axes = {"left": ReadableAxis("left")}
         if value_bottom:
             axes["bottom"] = ReadableAxis("bottom")
-        self.plot_widget = pg.PlotWidget(background="w", axisItems=axes)
+        self.plot_widget = ChartView(background="w", axisItems=axes)
         self.plot = self.plot_widget.getPlotItem()
+        # every charted quantity (bytes, seconds, dollars, rates, %) is >= 0: a zoom or a drag never
+        # shows a negative value axis (a log axis clears this: its view coordinates are log10)
+        self.plot.getViewBox().setLimits(yMin=0, **({"xMin": 0} if value_bottom else {}))
         self.plot.setTitle(title, color="#222", size="11pt")
         self.plot.showGrid(x=False, y=True, alpha=0.25)
         for ax in ("left", "bottom"):

@@ -131,6 +131,8 @@ class RooflineChart(ChartBase):
     def __init__(self, parent=None):
         super().__init__(translate("Charts", "Roofline"), parent)
         self.plot.setLogMode(x=True, y=True)
+        # log10 coordinates: a value below 1 is negative there (pyqtgraph's log limits want numbers)
+        self.plot.getViewBox().setLimits(xMin=-np.inf, yMin=-np.inf)
         self.plot.setLabel("bottom", translate("Charts", "arithmetic intensity (FLOP/byte)"))
         self.plot.setLabel("left", "TFLOP/s")
         self.plot.getAxis("left").enableAutoSIPrefix(False)
