@@ -98,7 +98,8 @@ def format_text(out: dict, price_src=None) -> str:
                      + f"; a serving engine (vLLM): {units.fmt_seconds(t['serving_engine_decode_s_per_token'])}")
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
             per_m = out["cost"]["usd_per_million_tokens"]
-            lines.append(f"Cost: ${per_m:.3f} per million tokens" + _cost_suffix(per_m, price_src))
+            basis = out["cost"].get("usd_price_basis")
+            lines.append(f"Cost: ${per_m:.3f} per million tokens ({basis})" + _cost_suffix(per_m, price_src))
     if out.get("host"):
         lines += [""] + _host_lines(out["host"])
     if out.get("advice"):

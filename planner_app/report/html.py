@@ -43,8 +43,6 @@ WORKLOAD_LABELS = tuple((o.key, o.label, _format_of(o)) for o in ESTIMATE_OPTION
     ("target_tokens_per_s", "Target generated tokens/s", fmt.rate),)
 PLAN_LABELS = tuple((o.key, o.label, _format_of(o)) for o in ESTIMATE_OPTIONS.values()
                     if o.scope == "plan" and o.key not in ("gpu", "instance"))
-PRICE_LABELS = {"on_demand": "On-demand", "reserved_1yr": "1-yr reserved", "reserved_3yr": "3-yr reserved",
-                "spot": "Spot"}
 
 
 # The input pipeline's verdicts as the report words them (service/host.py keys)
@@ -153,7 +151,7 @@ class _Doc:
                                   step=fmt.seconds(t["step_s"]), tps=fmt.rate(t["tokens_per_s"]), mfu=fmt.pct(t["mfu"]))
             prices = [(k, v) for k, v in p.cost_by_price.items() if v is not None]
             if prices:
-                text += " " + s("Cost:") + " " + ", ".join(f"{fmt.usd(v)} {s(PRICE_LABELS[k]).lower()}"
+                text += " " + s("Cost:") + " " + ", ".join(f"{fmt.usd(v)} {s(fmt.PRICE_LABELS[k]).lower()}"
                                                           for k, v in prices) + "."
                 if c.get("usd_mix") is not None:
                     text += " " + s.f("At the blended price ({mix}): {usd}.", mix=self._mix(c.get("mix")),
@@ -172,8 +170,9 @@ class _Doc:
                        else "This falls short of the target of {target} tokens/s.")
                 text += " " + s.f(key, target=fmt.rate(r.target_tokens_per_s))
             if c.get("usd_per_million_tokens") is not None:
-                text += " " + s.f("Cost: {usd} per million generated tokens on demand ({hour} per hour).",
-                                  usd=fmt.usd_per_m(c["usd_per_million_tokens"]), hour=fmt.usd(c.get("usd_per_hour")))
+                text += " " + s.f("Cost: {usd} per million generated tokens at the {basis} price ({hour} per hour).",
+                                  usd=fmt.usd_per_m(c["usd_per_million_tokens"]), hour=fmt.usd(c.get("usd_per_hour")),
+                                  basis=s(fmt.PRICE_LABELS[c.get("usd_price_basis") or "on_demand"]).lower())
         m = est["memory"]
         text += " " + s.f("Memory per GPU: {need} of {cap} ({verdict}).", need=fmt.gb(m.get("device_bytes")),
                           cap=fmt.gb(m["capacity_bytes"]), verdict=s("fits") if m["fits"] else s("does not fit"))
@@ -187,7 +186,7 @@ class _Doc:
     def _mix(self, mix) -> str:
         if not mix:
             return "-"
-        return " + ".join(f"{v * 100:.0f}% {self.s(PRICE_LABELS[k]).lower()}" for k, v in mix.items() if v)
+        return " + ".join(f"{v * 100:.0f}% {self.s(fmt.PRICE_LABELS[k]).lower()}" for k, v in mix.items() if v)
 
     def _comparison(self) -> str:
         r, s = self.r, self.s
@@ -344,7 +343,7 @@ class _Doc:
             if src is not None and src.stale():
                 stale.append(p.name)
             rows.append([self.e(p.name)] + [f(p.cost_by_price.get(k)) for k in PRICE_KINDS] + [self.e(date)])
-        self.table([s("Plan")] + [s(PRICE_LABELS[k]) for k in PRICE_KINDS] + [s("Prices dated")], rows,
+        self.table([s("Plan")] + [s(fmt.PRICE_LABELS[k]) for k in PRICE_KINDS] + [s("Prices dated")], rows,
                    align=["left"] + ["right"] * 4 + ["center"], widths=[30, 14, 14, 14, 12, 16])
         self.p(self.e(unit_note), "small")
         for rate, given in sorted(converted):
@@ -441,7 +440,7 @@ class _Doc:
         if r.serving is not None:
             items.append(s("Serving: the scenario's serve section served by gpu-planner serve on each plan's machine; "
                            "cost per million output tokens at the on-demand price of the instances one deployment "
-                           "needs."))
+                           "needs, else at the price the instance has (the table names it)."))
         self.parts.append("<ul>" + "".join(f"<li>{self.e(a)}</li>" for a in items) + "</ul>")
 
     def sources(self):

@@ -111,6 +111,8 @@ def section(doc) -> None:
         rows.append(row(s.f("TPOT ≤ {x} ms met", x=f"{t['tpot_ms']:g}"), slo("tpot_met")))
     rows += [row(s("USD per million output tokens"),
                  lambda d: fmt.usd_per_m((d["serve"].get("cost") or {}).get("usd_per_million_output_tokens"))),
+             row(s("Price basis"), lambda d: s(fmt.PRICE_LABELS[b]) if (b := (d["serve"].get("cost") or {}).get(
+                 "price_basis")) else "—"),
              row(s("USD per hour"), lambda d: fmt.usd((d["serve"].get("cost") or {}).get("usd_per_hour"))),
              [doc.e(s("Prices dated"))] + [_price(doc, d) for d in deps]]
     for d in deps:
@@ -139,7 +141,9 @@ def _verdict(doc, sv: dict, ok: list[dict]) -> str:
         return s("No deployment meets the targets.")
     names = [d["name"] if d["name"] is not None else s("Serve page deployment") for d in meet]
     text = s.f("Meets the targets: {names}.", names=", ".join(names))
-    priced = [d for d in meet if (d["serve"].get("cost") or {}).get("usd_per_million_output_tokens") is not None]
+    # the cheapest compares like with like: on-demand prices (a spot-only instance is not "cheaper")
+    priced = [d for d in meet if (d["serve"].get("cost") or {}).get("usd_per_million_output_tokens") is not None
+              and d["serve"]["cost"].get("price_basis") == "on_demand"]
     if priced:
         best = min(priced, key=lambda d: d["serve"]["cost"]["usd_per_million_output_tokens"])
         text += " " + s.f("Cheapest of them: {name}, {usd} per million output tokens.",

@@ -52,6 +52,11 @@ class Strings:
         return self(text).format(**kw)
 
 
+# The price kinds (core/plans/cost.PRICE_KINDS) as the report names them (translated by Strings).
+PRICE_LABELS = {"on_demand": "On-demand", "reserved_1yr": "1-yr reserved", "reserved_3yr": "3-yr reserved",
+                "spot": "Spot"}
+
+
 # ---- numbers (one format per kind of number; the tests format estimates the same way) ----
 def usd(v: float | None) -> str:
     if v is None:

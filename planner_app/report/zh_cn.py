@@ -64,8 +64,8 @@ STRINGS = {
         "{prompt} token 提示词的预填充耗时 {prefill}。",
     "This meets the target of {target} tokens/s.": "达到 {target} token/秒 的目标。",
     "This falls short of the target of {target} tokens/s.": "未达到 {target} token/秒 的目标。",
-    "Cost: {usd} per million generated tokens on demand ({hour} per hour).":
-        "成本：按需价格下每百万生成 token {usd}（每小时 {hour}）。",
+    "Cost: {usd} per million generated tokens at the {basis} price ({hour} per hour).":
+        "成本：{basis}价格下每百万生成 token {usd}（每小时 {hour}）。",
     "Memory per GPU: {need} of {cap} ({verdict}).": "每 GPU 显存：{need} / {cap}（{verdict}）。",
     "fits": "可容纳",
     "does not fit": "放不下",
@@ -259,9 +259,11 @@ STRINGS = {
         "每列是 gpu-planner serve 在该方案机器上按场景的推理服务设置得出的结果；每百万输出 token 成本 = 一个部署所需实例的"
         "按量小时价格 / 其输出 tokens/s，按持续运行计算；“∞”：请求队列无限增长。",
     "Serving: the scenario's serve section served by gpu-planner serve on each plan's machine; cost per million "
-    "output tokens at the on-demand price of the instances one deployment needs.":
+    "output tokens at the on-demand price of the instances one deployment needs, else at the price the instance has "
+    "(the table names it).":
         "推理服务：场景的推理服务设置由 gpu-planner serve 在每个方案的机器上计算；每百万输出 token 成本按一个部署所需实例的"
-        "按量价格计算。",
+        "按需价格计算，没有按需价格时按该实例已有的价格计算（表中注明）。",
+    "Price basis": "计价方式",
     # header, footer, progress
     "GPU Capacity Planner {v} · generated {d}": "GPU 容量规划器 {v} · 生成于 {d}",
     "Page {i} of {n}": "第 {i} 页，共 {n} 页",

@@ -221,6 +221,38 @@
         <translation>可容纳</translation>
     </message>
     <message>
+        <source>Cost per million tokens, on-demand</source>
+        <translation>每百万 token 成本（按需）</translation>
+    </message>
+    <message>
+        <source>Cost per million tokens, other price</source>
+        <translation>每百万 token 成本（其他价格）</translation>
+    </message>
+    <message>
+        <source>Serving: cost per million output tokens, on-demand</source>
+        <translation>推理服务：每百万输出 token 成本（按需）</translation>
+    </message>
+    <message>
+        <source>Serving: cost per million output tokens, other price</source>
+        <translation>推理服务：每百万输出 token 成本（其他价格）</translation>
+    </message>
+    <message>
+        <source>on-demand</source>
+        <translation>按需实例</translation>
+    </message>
+    <message>
+        <source>1-yr reserved</source>
+        <translation>1 年预留</translation>
+    </message>
+    <message>
+        <source>3-yr reserved</source>
+        <translation>3 年预留</translation>
+    </message>
+    <message>
+        <source>spot</source>
+        <translation>竞价实例</translation>
+    </message>
+    <message>
         <source>yes</source>
         <translation>是</translation>
     </message>
@@ -269,10 +301,6 @@
         <translation>竞价实例成本</translation>
     </message>
     <message>
-        <source>Cost per million tokens</source>
-        <translation>每百万 token 成本</translation>
-    </message>
-    <message>
         <source>Checkpoint (resumable)</source>
         <translation>检查点（可恢复）</translation>
     </message>
@@ -303,10 +331,6 @@
     <message>
         <source>Serving: output tokens/s per GPU</source>
         <translation>推理服务：每 GPU 输出 tokens/s</translation>
-    </message>
-    <message>
-        <source>Serving: cost per million output tokens</source>
-        <translation>推理服务：每百万输出 token 成本</translation>
     </message>
     <message>
         <source>Serving: fits / saturated</source>
@@ -388,8 +412,12 @@
         <translation>解码 token/秒</translation>
     </message>
     <message>
-        <source>USD per million tokens</source>
-        <translation>每百万 token 美元</translation>
+        <source>USD per million tokens, on-demand</source>
+        <translation>每百万 token 美元（按需）</translation>
+    </message>
+    <message>
+        <source>no on-demand price</source>
+        <translation>无按需价格</translation>
     </message>
     <message>
         <source>no price</source>
@@ -1823,6 +1851,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>vLLM：{t}</translation>
     </message>
     <message>
+        <source>${v:,.3f} {kind}</source>
+        <translation>${v:,.3f}（{kind}）</translation>
+    </message>
+    <message>
         <source>your rate</source>
         <translation>您设定的汇率</translation>
     </message>
@@ -1849,6 +1881,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>1-yr reserved</source>
         <translation>1 年预留</translation>
+    </message>
+    <message>
+        <source>3-yr reserved</source>
+        <translation>3 年预留</translation>
+    </message>
+    <message>
+        <source>no on-demand price</source>
+        <translation>无按需价格</translation>
     </message>
     <message>
         <source>Step time</source>
@@ -1981,10 +2021,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>no price (choose a cloud instance)</source>
         <translation>无价格（请选择云实例）</translation>
-    </message>
-    <message>
-        <source>${v:,.3f} on-demand</source>
-        <translation>按需价格 ${v:,.3f}</translation>
     </message>
     <message>
         <source>(${h:,.2f} per hour)</source>

@@ -15,7 +15,7 @@ from planner_app.cli import main
 
 EXAMPLE = os.path.join(scenario.example_dir(), "china-70b-train-and-serve-aws-alibaba-tencent.json")
 ROWS = ("Serving: TTFT (ms)", "Serving: TPOT (ms)", "Serving: tokens/s per user",
-        "Serving: output tokens/s per GPU", "Serving: cost per million output tokens (USD)",
+        "Serving: output tokens/s per GPU", "Serving: cost per million output tokens, on-demand (USD)",
         "Serving: fits / saturated", "Serving: latency targets met")
 
 
@@ -54,7 +54,7 @@ def test_compare_shows_each_plans_serving_numbers(window, qtbot):
         assert rows["Serving: TPOT (ms)"][1][f"p{j}"] == pytest.approx(cli["tpot_ms"])
         assert rows["Serving: tokens/s per user"][1][f"p{j}"] == pytest.approx(cli["tokens_per_s_per_user"])
         assert rows["Serving: output tokens/s per GPU"][1][f"p{j}"] == pytest.approx(cli["output_tokens_per_s_per_gpu"])
-        assert (rows["Serving: cost per million output tokens (USD)"][1][f"p{j}"]
+        assert (rows["Serving: cost per million output tokens, on-demand (USD)"][1][f"p{j}"]
                 == pytest.approx(cli["cost"]["usd_per_million_output_tokens"]))
         assert rows["Serving: fits / saturated"][1][f"p{j}"] == ("fits, saturated (requests queue)" if cli["saturated"]
                                                                  else "fits")
@@ -62,7 +62,7 @@ def test_compare_shows_each_plans_serving_numbers(window, qtbot):
         assert rows["Serving: latency targets met"][1][f"p{j}"] == ("no (" + ", ".join(missed) + ")" if missed
                                                                      else "yes")
     # the cheapest per million output tokens is bold, as the table's text shows it
-    i, cost = rows["Serving: cost per million output tokens (USD)"]
+    i, cost = rows["Serving: cost per million output tokens, on-demand (USD)"]
     best = min(range(3), key=lambda j: cost[f"p{j}"])
     assert (i, best + 1) in cp.model.bold_cells and (i, 3 - best) not in cp.model.bold_cells
     assert cp.model.index(i, best + 1).data() == f"{cost[f'p{best}']:,.2f}"

@@ -33,6 +33,7 @@ class InferenceCost:
 
     usd_per_million_tokens: float | None = None
     usd_per_hour: float | None = None
+    usd_price_basis: str | None = None  # the price kind both are at (PRICE_KINDS)
 
     def __post_init__(self):
         check_quantities(self)
@@ -40,7 +41,8 @@ class InferenceCost:
     def to_json(self) -> dict:
         if self.usd_per_hour is None:
             return {}
-        return {"usd_per_million_tokens": self.usd_per_million_tokens, "usd_per_hour": self.usd_per_hour}
+        return {"usd_per_million_tokens": self.usd_per_million_tokens, "usd_per_hour": self.usd_per_hour,
+                "usd_price_basis": self.usd_price_basis}
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,12 @@ def estimate_inference(model, hw: Hardware, setup: InferenceSetup, price: PriceC
                       "calls at the same lengths run at the warm rate"), ms=CUDNN_SDPA_GRAPH_BUILD_S * 1e3))
     cost = InferenceCost()
     if hw.instance is not None:
-        price_h, _basis = price.hourly(hw.instance.prices)
+        price_h, basis = price.hourly(hw.instance.prices)
         if price_h is not None:
             usd_per_gpu_hour = price_h / hw.instance.gpu_count
             cost = InferenceCost(usd_per_million_tokens=usd_per_gpu_hour * setup.tp
-                                 / (t["decode_tokens_per_s"] * 3600) * 1e6, usd_per_hour=usd_per_gpu_hour * setup.tp)
+                                 / (t["decode_tokens_per_s"] * 3600) * 1e6, usd_per_hour=usd_per_gpu_hour * setup.tp,
+                                 usd_price_basis=basis)
     return InferenceEstimate(model=model, hardware=hw, setup=setup, memory=im,
                              largest_batch=largest_batch(model, setup, cap),
                              longest_context=longest_context(model, setup, cap), time=t, cost=cost,

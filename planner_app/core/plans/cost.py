@@ -78,9 +78,6 @@ def hourly_prices_usd(prices, cny_per_usd: float | None) -> dict:
     return {k: to_usd(getattr(prices, k), prices.currency, rate) for k in PRICE_KINDS}
 
 
-FIRST_KNOWN = "first known price"  # the basis of a cost at no asked basis and no on-demand price
-
-
 @dataclass(frozen=True)
 class PriceChoice:
     """How a plan is priced: ``basis`` (a price kind; None: on-demand, else the first known price),
@@ -91,16 +88,17 @@ class PriceChoice:
     cny_per_usd: float | None
 
     def hourly(self, prices) -> tuple[float | None, str | None]:
-        """The one pricing rule: (USD per instance-hour, its basis). Asked for a basis: that price or
-        none (a cost names its basis; never another price in its place); not asked: on-demand, else
-        the first known price."""
+        """The one pricing rule: (USD per instance-hour, its basis: the price kind it is). Asked for a
+        basis: that price or none (a cost names its basis; never another price in its place); not
+        asked: on-demand, else the first price the row has, named as what it is (an instance sold
+        only as spot is priced at spot and says "spot", never shown as on-demand)."""
         per_hour = hourly_prices_usd(prices, self.cny_per_usd)
         if self.basis is not None:
             return per_hour.get(self.basis), self.basis
-        if per_hour.get("on_demand") is not None:
-            return per_hour["on_demand"], "on_demand"
-        known = next((v for v in per_hour.values() if v is not None), None)
-        return (known, FIRST_KNOWN) if known is not None else (None, None)
+        for kind in PRICE_KINDS:  # on_demand first
+            if per_hour.get(kind) is not None:
+                return per_hour[kind], kind
+        return None, None
 
 
 def mix_price(per_hour: dict, mix: PriceMix) -> float | None:

@@ -155,7 +155,9 @@ class GroupedBarChart(ChartBase):
         self.missing_text = QCoreApplication.translate("Charts", "n/a")
 
     def set_data(self, categories: list[str], values: list[float | None], best: int | None = None,
-                 missing_text: str | None = None) -> None:
+                 missing_text: str | list | None = None) -> None:
+        """``missing_text``: what a plan without the value shows instead of a bar (one text, or one
+        per plan: why that plan has none)."""
         known = [i for i, v in enumerate(values) if v is not None]
         x = np.array(known, dtype=float)
         vals = np.array([values[i] for i in known], dtype=float)
@@ -166,7 +168,8 @@ class GroupedBarChart(ChartBase):
         self._notes = []
         for i, v in enumerate(values):
             if v is None:
-                t = pg.TextItem(missing_text or self.missing_text, color="#777", anchor=(0.5, 1.0))
+                why = missing_text[i] if isinstance(missing_text, list) else missing_text
+                t = pg.TextItem(why or self.missing_text, color="#777", anchor=(0.5, 1.0))
                 t.setPos(float(i), 0.0)
                 self.plot.addItem(t)
                 self._notes.append(t)

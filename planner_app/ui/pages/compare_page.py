@@ -52,7 +52,12 @@ METRICS = (
     ("usd_reserved_1yr", QT_TRANSLATE_NOOP("Compare", "Cost reserved 1 yr"), "USD", "min",
      lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("reserved_1yr")),
     ("usd_spot", QT_TRANSLATE_NOOP("Compare", "Cost spot"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_by_price", {}).get("spot")),
-    ("usd_per_m", QT_TRANSLATE_NOOP("Compare", "Cost per million tokens"), "USD", "min", lambda e, o: e.get("cost", {}).get("usd_per_million_tokens")),
+    # a best mark compares like with like: the on-demand row; a plan priced at another kind only
+    # (a spot-only instance) shows that price in its own row, named, and is never marked best
+    ("usd_per_m", QT_TRANSLATE_NOOP("Compare", "Cost per million tokens, on-demand"), "USD", "min",
+     lambda e, o: _at_basis(e.get("cost", {}), "usd_per_million_tokens", "usd_price_basis", "on_demand")),
+    ("usd_per_m_other", QT_TRANSLATE_NOOP("Compare", "Cost per million tokens, other price"), "", None,
+     lambda e, o: _other_basis_text(e.get("cost", {}), "usd_per_million_tokens", "usd_price_basis")),
     # the host side (issue 19): service/host.py
     ("checkpoint_gb", QT_TRANSLATE_NOOP("Compare", "Checkpoint (resumable)"), "GB", "min",
      lambda e, o: _host(e, "checkpoint", "resumable_bytes", 1e-9)),
@@ -75,11 +80,33 @@ SERVING_METRICS = (
      lambda d: d["serve"]["tokens_per_s_per_user"]),
     ("serve_per_gpu", QT_TRANSLATE_NOOP("Compare", "Serving: output tokens/s per GPU"), "", "max",
      lambda d: d["serve"]["output_tokens_per_s_per_gpu"]),
-    ("serve_usd_per_m", QT_TRANSLATE_NOOP("Compare", "Serving: cost per million output tokens"), "USD", "min",
-     lambda d: (d["serve"].get("cost") or {}).get("usd_per_million_output_tokens")),
+    ("serve_usd_per_m", QT_TRANSLATE_NOOP("Compare", "Serving: cost per million output tokens, on-demand"), "USD",
+     "min", lambda d: _at_basis(d["serve"].get("cost") or {}, "usd_per_million_output_tokens", "price_basis",
+                                "on_demand")),
+    ("serve_usd_per_m_other", QT_TRANSLATE_NOOP("Compare", "Serving: cost per million output tokens, other price"),
+     "", None, lambda d: _other_basis_text(d["serve"].get("cost") or {}, "usd_per_million_output_tokens",
+                                          "price_basis")),
     ("serve_state", QT_TRANSLATE_NOOP("Compare", "Serving: fits / saturated"), "", None, lambda d: _serve_state(d)),
     ("serve_slo", QT_TRANSLATE_NOOP("Compare", "Serving: latency targets met"), "", None, lambda d: _slo_text(d)),
 )
+
+
+_KIND_NAMES = {"on_demand": QT_TRANSLATE_NOOP("Compare", "on-demand"),
+               "reserved_1yr": QT_TRANSLATE_NOOP("Compare", "1-yr reserved"),
+               "reserved_3yr": QT_TRANSLATE_NOOP("Compare", "3-yr reserved"), "spot": QT_TRANSLATE_NOOP("Compare", "spot")}
+
+
+def _at_basis(cost: dict, key: str, basis_key: str, basis: str):
+    """``cost[key]`` when it is at ``basis``, else None (no bar, no best mark)."""
+    return cost.get(key) if cost.get(basis_key) == basis else None
+
+
+def _other_basis_text(cost: dict, key: str, basis_key: str):
+    """'$1.32 (spot)' for a cost at a basis other than on-demand; None otherwise."""
+    v, basis = cost.get(key), cost.get(basis_key)
+    if v is None or basis in (None, "on_demand"):
+        return None
+    return f"${v:,.3f} (" + QCoreApplication.translate("Compare", _KIND_NAMES.get(basis, basis)) + ")"
 
 
 def _serve_state(d: dict) -> str:
@@ -362,12 +389,19 @@ class ComparePage(RecomputeWhenVisible, QWidget):
             has_days = any(e and "train_days" in e["time"] for e in ests)
             self.time_chart.set_title(self.tr("Time to train (days)") if has_days else self.tr("Step time (s)"))
             self.time_chart.set_data(short, days, best_of(days))
-            cost = series(lambda e: e["cost"].get("usd"))
+            # the chart's basis is on-demand for every plan: a plan priced only at another kind (a
+            # spot-only instance) has no bar here and is never the best (its prices are in the table)
+            cost = series(lambda e: (e["cost"].get("usd_by_price") or {}).get("on_demand"))
             self.cost_chart.set_title(self.tr("Cost on-demand (USD)"))
         else:
             tps = series(lambda e: e["time"]["decode_tokens_per_s"])
             self.time_chart.set_title(self.tr("Decode tokens/s"))
             self.time_chart.set_data(short, tps, best_of(tps, max))
-            cost = series(lambda e: e["cost"].get("usd_per_million_tokens"))
-            self.cost_chart.set_title(self.tr("USD per million tokens"))
-        self.cost_chart.set_data(short, cost, best_of(cost), missing_text=self.tr("no price"))
+            cost = series(lambda e: e["cost"]["usd_per_million_tokens"]
+                          if e["cost"].get("usd_price_basis") == "on_demand" else None)
+            self.cost_chart.set_title(self.tr("USD per million tokens, on-demand"))
+        # why a plan has no bar: no price at all (a bare GPU, an unpriced instance), or none at the basis
+        priced = series(lambda e: bool(e["cost"].get("usd_by_price") and any(e["cost"]["usd_by_price"].values()))
+                        or e["cost"].get("usd_per_million_tokens") is not None)
+        why = [self.tr("no on-demand price") if p else self.tr("no price") for p in priced]
+        self.cost_chart.set_data(short, cost, best_of(cost), missing_text=why)

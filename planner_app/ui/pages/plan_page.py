@@ -516,7 +516,8 @@ class PlanPage(QWidget):
         if per_m is None:
             n["cost"].setText(self._no_price_text())
         else:
-            n["cost"].setText(_lines_html([self.tr("${v:,.3f} on-demand").format(v=per_m),
+            kind = self._price_kind(c.get("usd_price_basis") or "on_demand")
+            n["cost"].setText(_lines_html([self.tr("${v:,.3f} {kind}").format(v=per_m, kind=kind),
                                            self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])])
                               + self._price_html())
         # one request's latency: time to first token, then every generated token
@@ -563,15 +564,20 @@ class PlanPage(QWidget):
             return self.tr("the provider publishes no price for this instance")
         return self.tr("no price (choose a cloud instance)")
 
+    def _price_kind(self, kind: str) -> str:
+        """A price kind as the page names it (core/plans/cost.PRICE_KINDS)."""
+        return {"on_demand": self.tr("on-demand"), "reserved_1yr": self.tr("1-yr reserved"),
+                "reserved_3yr": self.tr("3-yr reserved"), "spot": self.tr("spot")}[kind]
+
     def _cost_text(self, c: dict) -> str:
+        """The run's cost at each price the instance has, each line named by its own kind (an
+        instance with only a spot price shows "$X spot" and says it has no on-demand price)."""
         if c.get("usd") is None:
             return self._no_price_text() if "gpu_hours" in c else "–"
         by = c.get("usd_by_price", {})
-        parts = [f"${c['usd']:,.0f} " + self.tr("on-demand")]
-        if by.get("reserved_1yr"):
-            parts.append(f"${by['reserved_1yr']:,.0f} " + self.tr("1-yr reserved"))
-        if by.get("spot"):
-            parts.append(f"${by['spot']:,.0f} " + self.tr("spot"))
+        parts = [f"${v:,.0f} " + self._price_kind(k) for k, v in by.items() if v is not None]
+        if by.get("on_demand") is None:
+            parts.append(self.tr("no on-demand price"))
         return _lines_html(parts) + self._price_html()
 
 
