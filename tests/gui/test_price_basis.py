@@ -101,3 +101,18 @@ def test_the_report_names_the_basis_of_each_inference_cost(app_db_report, tmp_pa
             write_report(build_report(sc, db, lang=lang), str(out), "html", "A4")
             text = out.read_text(encoding="utf-8")
             assert want in text and words[1 - chosen] not in text, (lang, chosen)
+
+
+def test_equal_values_are_all_marked_best(window, qtbot):
+    """Issue 29, item 15: three plans on the same machine tie on every chart; all three bars are
+    shaded best, as the table bolds all three cells."""
+    sc = copy.deepcopy(TRAINING)
+    sc["plans"] = [{"name": f"p5 copy {i}", "instance": "p5.48xlarge", "gpus": 8, "zero": 3} for i in range(3)]
+    _load(window, qtbot, sc, 2)
+    cp = window.compare_page
+    qtbot.waitUntil(lambda: len(cp.results) == 3 and all("estimate" in r for r in cp.results), timeout=30000)
+    from planner_app.ui.charts.base import PALETTE
+
+    for chart in (cp.memory_chart, cp.time_chart, cp.cost_chart):
+        shades = [b.color().name() for b in chart._bar.opts["brushes"]]
+        assert shades == [PALETTE[0]] * 3, (chart, shades)  # every bar drawn as the best

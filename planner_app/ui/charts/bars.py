@@ -154,14 +154,17 @@ class GroupedBarChart(ChartBase):
         self._notes: list[pg.TextItem] = []
         self.missing_text = QCoreApplication.translate("Charts", "n/a")
 
-    def set_data(self, categories: list[str], values: list[float | None], best: int | None = None,
+    def set_data(self, categories: list[str], values: list[float | None], best=None,
                  missing_text: str | list | None = None) -> None:
-        """``missing_text``: what a plan without the value shows instead of a bar (one text, or one
-        per plan: why that plan has none)."""
+        """``best``: the index of the best plan, or a set of them (ties are all best); ``missing_text``:
+        what a plan without the value shows instead of a bar (one text, or one per plan: why that
+        plan has none)."""
+        best = set() if best is None else {best} if isinstance(best, int) else set(best)
         known = [i for i, v in enumerate(values) if v is not None]
         x = np.array(known, dtype=float)
         vals = np.array([values[i] for i in known], dtype=float)
-        brushes = [pg.mkBrush(PALETTE[0] if i == best else "#a9c1dd") for i in known]
+        brushes = [pg.mkBrush(PALETTE[0] if i in best else "#a9c1dd") for i in known]
+        self.best = best
         self._bar.setOpts(x=x, height=vals, width=0.6, brushes=brushes)
         for t in self._notes:
             self.plot.removeItem(t)

@@ -378,8 +378,12 @@ class ComparePage(RecomputeWhenVisible, QWidget):
             return vals
 
         def best_of(vals, fn=min):
+            """Every plan that fits with the best value: equal values are all best (as the table's bold)."""
             ok = [(v, i) for i, v in enumerate(vals) if v is not None and ests[i] and ests[i]["memory"]["fits"]]
-            return fn(ok)[1] if ok else None
+            if not ok:
+                return set()
+            top = fn(v for v, _ in ok)
+            return {i for v, i in ok if v == top}
 
         mem = series(lambda e: e["memory"]["device_bytes"] / 1e9)
         self.memory_chart.set_data(short, mem, best_of(mem))
