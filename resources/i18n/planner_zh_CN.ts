@@ -1843,6 +1843,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
     </message>
     <message>
+        <source>(if it fit)</source>
+        <translation>（假如能容纳）</translation>
+    </message>
+    <message>
         <source>host-bound (Python dispatch)</source>
         <translation>主机受限（Python 调度）</translation>
     </message>
@@ -1965,10 +1969,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>DOES NOT FIT: needs {used} per GPU, the GPU has {cap}</source>
         <translation>无法容纳：每 GPU 需要 {used}，而 GPU 只有 {cap}</translation>
-    </message>
-    <message>
-        <source>{d:.1f} days</source>
-        <translation>{d:.1f} 天</translation>
     </message>
     <message>
         <source>this plan</source>

@@ -72,6 +72,7 @@ class StackedBarChart(ChartBase):
         # the capacity: one red segment over each bar (pairs of points)
         self._limit = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(self.LIMIT_COLOUR, width=3,
                                                                            style=pg.QtCore.Qt.DashLine))
+        self._limit.setZValue(10)  # over the bars: a bar above capacity must not hide the line it crosses
         self.plot.addItem(self._limit)
         self.plot.getAxis("bottom").setStyle(tickTextOffset=6)
         self.totals = np.zeros(0)

@@ -481,16 +481,23 @@ class PlanPage(QWidget):
                               f"ep {p['ep']} × dp {p['dp']})")
         n["memory"].setText(gb(m["device_bytes"]))
         n["largest_mb"].setText(str(m.get("largest_micro_batch", "–")))
-        n["step"].setText(units.fmt_seconds(t["step_s"]))
-        n["tokens_s"].setText(f"{t['tokens_per_s']:,.0f}")
-        n["mfu"].setText(f"{t['mfu'] * 100:.1f}%")
-        n["train"].setText(self.tr("{d:.1f} days").format(d=t["train_days"]) if "train_days" in t else
+        # a plan that does not fit cannot run: its time and cost are what it would take if it fit
+        hypothetical = "" if m["fits"] else "\n" + self.tr("(if it fit)")
+        n["step"].setText(units.fmt_seconds(t["step_s"]) + hypothetical)
+        n["tokens_s"].setText(f"{t['tokens_per_s']:,.0f}" + hypothetical)
+        n["mfu"].setText(f"{t['mfu'] * 100:.1f}%" + hypothetical)
+        # the natural unit: a 2.6-minute LoRA job reads "2.6 min", not "0.0 days"
+        n["train"].setText(units.fmt_seconds(t["train_s"]) + hypothetical if "train_s" in t else
                            self.tr("set Tokens on the Workload page"))
-        n["gpu_hours"].setText(f"{c['gpu_hours']:,.0f}" if "gpu_hours" in c else "–")
-        n["cost"].setText(self._cost_text(c))
-        times = {k: [v * 1e3] for k, v in t["breakdown_s"].items() if v > 0}
+        n["gpu_hours"].setText((f"{c['gpu_hours']:,.1f}" if c["gpu_hours"] < 100 else f"{c['gpu_hours']:,.0f}")
+                               + hypothetical if "gpu_hours" in c else "–")
+        n["cost"].setText(self._cost_text(c) + (f"<br>{self.tr('(if it fit)')}" if hypothetical and c.get("usd")
+                                                else ""))
+        # the chart's unit follows the step: ms below 100 s, seconds above (never 600,000 ms)
+        scale, unit = (1e3, "ms") if t["step_s"] < 100 else (1.0, "s")
+        times = {k: [v * scale] for k, v in t["breakdown_s"].items() if v > 0}
         self.time_chart.set_title(self.tr("Step time"))
-        self.time_chart.set_unit("ms")
+        self.time_chart.set_unit(unit)
         self.time_chart.set_data([self.tr("this plan")], times, labels=breakdown_labels())
 
     def _show_inference(self, est: dict) -> None:
