@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, QEventLoop, QLocale, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from planner_app import STARTED_S, i18n, scenario
+from planner_app import STARTED_S, i18n
 from planner_app.paths import examples_dir, user_data_dir
 from planner_app.report.pdf import report_font_family
 from planner_app.service.catalog import open_catalog
@@ -117,12 +117,8 @@ def build_window(files=(), settings=None, userdb=None, sample_fn=None):
     else:
         example = os.path.join(examples_dir(), "llama-70b-pretraining-three-clouds.json")
         if os.path.exists(example):
-            win.doc.load_data(_load(example), path="", dirty=False, template=True)
+            win.doc.open(example)  # an untitled copy of the example, and the title says which
     return win
-
-
-def _load(path):
-    return scenario.load(path)
 
 
 def run(files=(), smoke_test: bool = False) -> int:

@@ -44,10 +44,13 @@ SERVE_KEYS = tuple(SERVE_OPTIONS)
 
 
 def new_scenario(title: str = "Untitled sizing", model="llama-2-7b") -> dict:
+    """A new scenario that works as it opens: Llama-2-7B fully fine-tuned on 8 H100 with ZeRO-3
+    (FSDP's full sharding: 59 GB per GPU; without sharding every GPU would need 161 GB and the
+    first thing a new user saw was DOES NOT FIT)."""
     return {"schema_version": SCHEMA_VERSION,
             "meta": {"title": title, "project": "", "author": "", "notes": ""},
             "workload": {"mode": "training", "model": model, "micro_batch": 1, "seq_len": 4096},
-            "plans": [{"name": "Plan A", "gpu": "h100-sxm", "gpus": 8}],
+            "plans": [{"name": "Plan A", "gpu": "h100-sxm", "gpus": 8, "zero": 3}],
             "calibration": None, "currency": "USD", "price_mix": None, "cny_per_usd": None, "chosen_plan": 0}
 
 

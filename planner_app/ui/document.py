@@ -140,6 +140,8 @@ class ScenarioDocument(QObject):
             self.data["cny_per_usd"] = d["cny_per_usd"]
         if d.get("framework") and d["framework"] != "pytorch":
             self.data["workload"]["framework"] = d["framework"]
+        self.template_meta = None
+        self.example_name = ""  # the new scenario is no longer the example's copy (the title says so)
         self.path = ""
         self.path_changed.emit("")
         self._set_dirty(False)

@@ -392,6 +392,10 @@
         <translation>推理服务：{error}</translation>
     </message>
     <message>
+        <source>1 plan; bold = best among the plans that fit</source>
+        <translation>1 个方案；粗体为可容纳方案中的最优值</translation>
+    </message>
+    <message>
         <source>{n} plans; bold = best among the plans that fit</source>
         <translation>{n} 个方案；粗体为可容纳方案中的最优值</translation>
     </message>

@@ -363,7 +363,9 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         errs = [f"{r['name']}: {r['error']}" for r in results if "error" in r]
         if self.serving_error:
             errs.append(self.tr("Serving: {error}").format(error=self.serving_error))
-        self.status.setText(self.tr("{n} plans; bold = best among the plans that fit").format(n=len(results))
+        n = len(results)
+        self.status.setText((self.tr("1 plan; bold = best among the plans that fit") if n == 1 else
+                             self.tr("{n} plans; bold = best among the plans that fit").format(n=n))
                             + ("\n" + "\n".join(errs) if errs else ""))
         ests = [r.get("estimate") for r in results]
         short = list(names)  # the chart wraps and numbers them (bars.category_labels)
