@@ -36,6 +36,10 @@ WORKLOAD_KEYS = ("mode",) + tuple(k for k, o in ESTIMATE_OPTIONS.items() if o.sc
     "target_tokens_per_s",)
 PLAN_KEYS = ("name",) + tuple(k for k, o in ESTIMATE_OPTIONS.items() if o.scope == "plan")
 SCENARIO_KEYS = ("calibration", "price_mix", "cny_per_usd")
+# A plan may hold its own value of a workload option (a plan opened from Search carries the
+# micro-batch, recomputation and precision it was scored with); the workload's value applies to
+# every plan without one. The model, the mode and the serving target stay the workload's.
+PLAN_OWN_KEYS = tuple(k for k in WORKLOAD_KEYS if k not in ("model", "mode", "target_tokens_per_s"))
 CURRENCIES = ("USD", "CNY")
 # The Serve page's inputs (optional section "serve"): the serve request's deployment, traffic and
 # engine options and the search's targets (the model, prices and calibration are the scenario's).
@@ -128,9 +132,9 @@ def validate(sc: dict, source: str = "scenario") -> dict:
         if not isinstance(p, dict):
             raise SpecDataError(source, None, f"plans[{i}]", "must be an object")
         for k, v in p.items():
-            if k not in PLAN_KEYS:
+            if k not in PLAN_KEYS and k not in PLAN_OWN_KEYS:
                 raise SpecDataError(source, None, f"plans[{i}].{k}", f"is not a plan option; allowed: "
-                                                                  f"{', '.join(PLAN_KEYS)}")
+                                                                  f"{', '.join(PLAN_KEYS + PLAN_OWN_KEYS)}")
             _check_value(source, f"plans[{i}].{k}", k, v)
         if not (p.get("gpu") or p.get("instance")):
             raise SpecDataError(source, None, f"plans[{i}]", "needs a gpu or an instance")
@@ -229,6 +233,12 @@ def plan_options(sc: dict, index: int) -> dict:
     return opts
 
 
+def plan_own_settings(sc: dict, index: int) -> dict:
+    """The workload options plan ``index`` sets for itself (PLAN_OWN_KEYS), in option order."""
+    plan = sc["plans"][index]
+    return {k: plan[k] for k in PLAN_OWN_KEYS if plan.get(k) is not None}
+
+
 def plan_request(sc: dict, index: int):
     """The typed estimate request of plan ``index`` (core/requests.py)."""
     mode = sc["workload"].get("mode") or MODE.default
@@ -246,7 +256,7 @@ def evaluate(sc: dict, db, on_error: str = "keep") -> list[dict]:
             request = plan_request(sc, i)
             result = run_estimate(request, db)
             out.append({"name": name, "options": opts, "request": request, "result": result,
-                        "estimate": result.to_json()})
+                        "estimate": result.to_json(), "own": plan_own_settings(sc, i)})
         except (InputError, SpecDataError) as e:
             if on_error == "raise":
                 raise

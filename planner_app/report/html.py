@@ -258,6 +258,9 @@ class _Doc:
                 continue
             given = options.given(p.result.request)
             items = [f"{s.option(label)} {self._value(given[k], f)}" for k, label, f in PLAN_LABELS if k in given]
+            # a plan's own values of workload options (a plan opened from Search) are its options too
+            items += [f"{s.option(label)} {self._value(p.own[k], f)}" for k, label, f in WORKLOAD_LABELS
+                      if k in p.own]
             if items:
                 rows.append([self.e(p.name), self.e("; ".join(items))])
         if rows:

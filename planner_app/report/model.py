@@ -44,6 +44,7 @@ class PlanResult:
     estimate: dict | None = None  # the estimate's JSON (what gpu-planner estimate --json prints)
     error: str | None = None
     result: object | None = None  # service/results.EstimateResult: the request and its typed estimate
+    own: dict = field(default_factory=dict)  # the workload options this plan sets for itself (scenario.PLAN_OWN_KEYS)
     # USD for the whole run (training) or per million tokens (inference), per price kind
     cost_by_price: dict = field(default_factory=dict)
     hourly_usd: dict = field(default_factory=dict)  # instance-hour prices, per price kind
@@ -143,7 +144,7 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
     plans = []
     for i, r in enumerate(results):
         p = PlanResult(index=i, name=r["name"], options=r["options"], estimate=r.get("estimate"),
-                       error=r.get("error"), result=r.get("result"))
+                       error=r.get("error"), result=r.get("result"), own=r.get("own") or {})
         if p.ok:
             _add_prices(p, db)
         plans.append(p)

@@ -27,6 +27,11 @@ def _table(options) -> dict:
     return {o.key: o for o in options}
 
 
+def settings_text(values: dict, options: dict) -> str:
+    """'Micro-batch 2, Precision recipe bf16-autocast': option labels (translated) with values."""
+    return ", ".join(f"{translate('Options', options[k].label)} {v}" for k, v in values.items() if k in options)
+
+
 class OptionForm(QWidget):
     edited = Signal()
 

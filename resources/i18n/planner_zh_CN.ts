@@ -361,6 +361,10 @@
         <translation>→ 按 {rate} 换算为美元</translation>
     </message>
     <message>
+        <source>Plan&apos;s own settings</source>
+        <translation>方案自有设置</translation>
+    </message>
+    <message>
         <source>Prices (currency, date)</source>
         <translation>价格（币种、日期）</translation>
     </message>
@@ -1833,6 +1837,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Memory per GPU</source>
         <translation>每 GPU 显存</translation>
+    </message>
+    <message>
+        <source>This plan&apos;s own settings (the Workload page&apos;s apply to the other plans): {settings}</source>
+        <translation>此方案的自有设置（工作负载页的设置适用于其他方案）：{settings}</translation>
     </message>
     <message>
         <source>Cost of the run</source>

@@ -27,6 +27,7 @@ from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.bars import GroupedBarChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
+from planner_app.ui.option_form import settings_text
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.pages.host_panel import verdict_text
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
@@ -226,6 +227,10 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
                 if v == best:
                     bold.add((len(rows), j + 1))
         rows.append(row)
+    if any(res.get("own") for res in results):  # plans opened from Search carry their own settings
+        rows.append({"metric": QCoreApplication.translate("Compare", "Plan's own settings"),
+                     **{f"p{j}": settings_text(res.get("own") or {}, scenario.ESTIMATE_OPTIONS) or None
+                        for j, res in enumerate(results)}})
     if db is not None and results:
         row = {"metric": QCoreApplication.translate("Compare", "Prices (currency, date)")}
         for j, res in enumerate(results):

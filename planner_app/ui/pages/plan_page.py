@@ -36,7 +36,7 @@ from planner_app.ui.fields import (
     ChoiceField,
     option_label,
 )
-from planner_app.ui.option_form import OptionForm
+from planner_app.ui.option_form import OptionForm, settings_text
 from planner_app.ui.pages.hardware import (
     hardware_choices,
     hw_key,
@@ -177,6 +177,12 @@ class PlanPage(QWidget):
         self.dp_label = QLabel()
         self.dp_label.setWordWrap(True)
         form.addRow(option_label("dp"), self.dp_label)
+        # a plan with its own workload settings (opened from Search) says so: they apply to it alone
+        self.own_label = QLabel()
+        self.own_label.setWordWrap(True)
+        self.own_label.setStyleSheet("color: #7a4a00;")
+        self.own_label.setVisible(False)
+        form.addRow(self.own_label)
         self.form = form
         # the options a single inference batch takes (it runs on tp GPUs of one node)
         self.inference_keys = set(options_of(InferenceRequest))
@@ -311,6 +317,10 @@ class PlanPage(QWidget):
             if i >= 0:
                 self.hardware.setCurrentIndex(i)
             self.layout_form.set_values(p)
+            own = scenario.plan_own_settings(self.doc.data, self.index)
+            self.own_label.setText(self.tr("This plan's own settings (the Workload page's apply to the other plans): "
+                                           "{settings}").format(settings=settings_text(own, scenario.ESTIMATE_OPTIONS)))
+            self.own_label.setVisible(bool(own))
             self.host_panel.load(p)
         finally:
             self._loading = False

@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.options import build, options_of
 from planner_app.core.plans.cost import cny_rate
-from planner_app.core.requests import SearchRequest
+from planner_app.core.requests import SearchRequest, TrainingRequest
 from planner_app.core.training.setup import TrainingSetup
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.scenario import PLAN_KEYS
+from planner_app.scenario import PLAN_KEYS, PLAN_OWN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
@@ -267,8 +267,17 @@ class SearchPage(QWidget):
         return plan
 
     def open_selected(self):
+        """A new plan with the row's layout and the settings it was scored with where they differ
+        from the workload's (its own, shown on Plan and Compare); the workload and the other plans
+        stay as they are."""
         p = self.selected_plan()
         if p is None:
             return
-        self.doc.update_workload(**self.workload_from_result(p))
-        self.open_plan.emit(self.plan_from_result(p))
+        plan = self.plan_from_result(p)
+        defaults = options_of(TrainingRequest)
+        wl = self.doc.data["workload"]
+        for k, v in self.workload_from_result(p).items():
+            scored = defaults[k].default if v is None else v  # a row's options leave defaults out
+            if k in PLAN_OWN_KEYS and scored != wl.get(k, defaults[k].default):
+                plan[k] = scored
+        self.open_plan.emit(plan)
