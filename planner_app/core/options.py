@@ -125,7 +125,10 @@ class Option:
                 raise bad
             value = int(value)
         elif isinstance(value, int):
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # a 400-digit integer: no float holds it, so it is out of any range
+                raise bad from None
         lo, hi = self.minimum, self.maximum
         if (lo is not None and (value <= lo if self.above_minimum else value < lo)) or (hi is not None and value > hi):
             raise bad

@@ -224,3 +224,15 @@ def test_the_restated_default_check_bites(tmp_path):
     found = restated_defaults(str(tmp_path))
     assert any("formula(tp=1)" in f for f in found) and any("Plan.optimizer_impl" in f for f in found)
     assert not any("seq" in f for f in found)
+
+
+def test_an_integer_too_large_for_a_float_option_is_refused_by_name():
+    """The fuzz suite's case (tests/reliability/test_fuzz.py): a scenario with tokens = 10**400 gave
+    OverflowError from float(); it is an input error naming the option."""
+    from planner_app.core.errors import InputError
+    from planner_app.core.options import build
+    from planner_app.core.requests import TrainingRequest
+
+    with pytest.raises(InputError) as e:
+        build(TrainingRequest, {"model": "llama-2-7b", "gpu": "h100-sxm", "tokens": 10 ** 400})
+    assert e.value.field == "tokens"
