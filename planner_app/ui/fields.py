@@ -202,3 +202,11 @@ def option_number_field(key: str, placeholder: str = "", table: dict | None = No
                         placeholder=placeholder, help_text=option_tooltip(key, table))
     field.setObjectName(f"option:{key}")
     return field
+
+
+def price_basis_labels() -> dict:
+    """The price kinds (core/plans/cost.PRICE_KINDS) as every page names them (translated)."""
+    return {"on_demand": translate("SearchPage", "on-demand"),
+            "reserved_1yr": translate("SearchPage", "1-year reserved"),
+            "reserved_3yr": translate("SearchPage", "3-year reserved"),
+            "spot": translate("SearchPage", "spot")}

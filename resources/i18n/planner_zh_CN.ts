@@ -237,22 +237,6 @@
         <translation>推理服务：每百万输出 token 成本（其他价格）</translation>
     </message>
     <message>
-        <source>on-demand</source>
-        <translation>按需实例</translation>
-    </message>
-    <message>
-        <source>1-yr reserved</source>
-        <translation>1 年预留</translation>
-    </message>
-    <message>
-        <source>3-yr reserved</source>
-        <translation>3 年预留</translation>
-    </message>
-    <message>
-        <source>spot</source>
-        <translation>竞价实例</translation>
-    </message>
-    <message>
         <source>yes</source>
         <translation>是</translation>
     </message>
@@ -1895,14 +1879,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>云厂商未公布该实例的价格</translation>
     </message>
     <message>
-        <source>1-yr reserved</source>
-        <translation>1 年预留</translation>
-    </message>
-    <message>
-        <source>3-yr reserved</source>
-        <translation>3 年预留</translation>
-    </message>
-    <message>
         <source>no on-demand price</source>
         <translation>无按需价格</translation>
     </message>
@@ -2041,14 +2017,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Latency of one request</source>
         <translation>单个请求的延迟</translation>
-    </message>
-    <message>
-        <source>on-demand</source>
-        <translation>按需实例</translation>
-    </message>
-    <message>
-        <source>spot</source>
-        <translation>竞价实例</translation>
     </message>
 </context>
 <context>

@@ -19,6 +19,10 @@ def _good():
     (lambda s: s["workload"].pop("model"), "workload.model"),
     (lambda s: s.update(plans=[]), "plans"),
     (lambda s: s["plans"][0].update(speed=3), "plans[0].speed"),
+    # a plan's own value of a workload option is checked as the workload's is
+    (lambda s: s["plans"][0].update(micro_batch=0), "plans[0].micro_batch"),
+    (lambda s: s["plans"][0].update(recipe="fp64"), "plans[0].recipe"),
+    (lambda s: s["plans"][0].update(model="llama-3.1-8b"), "plans[0].model"),
     (lambda s: s["plans"][0].pop("gpu"), "plans[0]"),
     (lambda s: s.update(currency="EUR"), "currency"),
     (lambda s: s.update(chosen_plan=5), "chosen_plan"),

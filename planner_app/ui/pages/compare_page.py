@@ -25,7 +25,7 @@ from planner_app.service.pricing import price_source
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.bars import GroupedBarChart
-from planner_app.ui.fields import CheckList
+from planner_app.ui.fields import CheckList, price_basis_labels
 from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
 from planner_app.ui.option_form import settings_text
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
@@ -92,11 +92,6 @@ SERVING_METRICS = (
 )
 
 
-_KIND_NAMES = {"on_demand": QT_TRANSLATE_NOOP("Compare", "on-demand"),
-               "reserved_1yr": QT_TRANSLATE_NOOP("Compare", "1-yr reserved"),
-               "reserved_3yr": QT_TRANSLATE_NOOP("Compare", "3-yr reserved"), "spot": QT_TRANSLATE_NOOP("Compare", "spot")}
-
-
 def _at_basis(cost: dict, key: str, basis_key: str, basis: str):
     """``cost[key]`` when it is at ``basis``, else None (no bar, no best mark)."""
     return cost.get(key) if cost.get(basis_key) == basis else None
@@ -107,7 +102,7 @@ def _other_basis_text(cost: dict, key: str, basis_key: str):
     v, basis = cost.get(key), cost.get(basis_key)
     if v is None or basis in (None, "on_demand"):
         return None
-    return f"${v:,.3f} (" + QCoreApplication.translate("Compare", _KIND_NAMES.get(basis, basis)) + ")"
+    return f"${v:,.3f} (" + price_basis_labels().get(basis, basis) + ")"
 
 
 def _serve_state(d: dict) -> str:

@@ -35,6 +35,7 @@ from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import (
     ChoiceField,
     option_label,
+    price_basis_labels,
 )
 from planner_app.ui.option_form import OptionForm, settings_text
 from planner_app.ui.pages.hardware import (
@@ -533,7 +534,7 @@ class PlanPage(QWidget):
         if per_m is None:
             n["cost"].setText(self._no_price_text())
         else:
-            kind = self._price_kind(c.get("usd_price_basis") or "on_demand")
+            kind = price_basis_labels()[c.get("usd_price_basis") or "on_demand"]
             n["cost"].setText(_lines_html([self.tr("${v:,.3f} {kind}").format(v=per_m, kind=kind),
                                            self.tr("(${h:,.2f} per hour)").format(h=c["usd_per_hour"])])
                               + self._price_html())
@@ -581,18 +582,13 @@ class PlanPage(QWidget):
             return self.tr("the provider publishes no price for this instance")
         return self.tr("no price (choose a cloud instance)")
 
-    def _price_kind(self, kind: str) -> str:
-        """A price kind as the page names it (core/plans/cost.PRICE_KINDS)."""
-        return {"on_demand": self.tr("on-demand"), "reserved_1yr": self.tr("1-yr reserved"),
-                "reserved_3yr": self.tr("3-yr reserved"), "spot": self.tr("spot")}[kind]
-
     def _cost_text(self, c: dict) -> str:
         """The run's cost at each price the instance has, each line named by its own kind (an
         instance with only a spot price shows "$X spot" and says it has no on-demand price)."""
         if c.get("usd") is None:
             return self._no_price_text() if "gpu_hours" in c else "–"
         by = c.get("usd_by_price", {})
-        parts = [f"${v:,.0f} " + self._price_kind(k) for k, v in by.items() if v is not None]
+        parts = [f"${v:,.0f} " + price_basis_labels()[k] for k, v in by.items() if v is not None]
         if by.get("on_demand") is None:
             parts.append(self.tr("no on-demand price"))
         return _lines_html(parts) + self._price_html()

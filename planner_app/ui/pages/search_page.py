@@ -21,24 +21,15 @@ from planner_app.core.options import build, options_of
 from planner_app.core.plans.cost import cny_rate
 from planner_app.core.requests import SearchRequest, TrainingRequest
 from planner_app.core.training.setup import TrainingSetup
-from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.scenario import PLAN_KEYS, PLAN_OWN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
-from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField
+from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField, price_basis_labels
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
 
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
-
-
-def price_basis_labels() -> dict:
-    """The price bases as the page names them (translated)."""
-    return {"on_demand": translate("SearchPage", "on-demand"),
-            "reserved_1yr": translate("SearchPage", "1-year reserved"),
-            "reserved_3yr": translate("SearchPage", "3-year reserved"),
-            "spot": translate("SearchPage", "spot")}
 
 
 def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
