@@ -8,7 +8,7 @@ import re
 from functools import partial
 
 from PySide6.QtCore import QByteArray, QSize, QStandardPaths, Qt, QThreadPool, QTimer
-from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -72,8 +72,6 @@ class MainWindow(QMainWindow):
         lay.setContentsMargins(0, 0, 0, 0)
         self.nav = QListWidget()
         self.nav.setFixedWidth(150)
-        self.nav.setStyleSheet("QListWidget { font-size: 11pt; padding-top: 8px; } "
-                               "QListWidget::item { padding: 8px 10px; }")
         self.stack = QStackedWidget()
         lay.addWidget(self.nav)
         lay.addWidget(self.stack, 1)
@@ -94,6 +92,7 @@ class MainWindow(QMainWindow):
         for key, title in self._page_titles:
             self.nav.addItem(title)
             self.stack.addWidget(self._built.get(key) or QWidget())
+        self._style_nav(1.0)
         self.nav.currentRowChanged.connect(self._show_page)
         self.nav.setCurrentRow(1)
         self.plan_page.estimated.connect(self._build_pages_when_idle)
@@ -449,14 +448,43 @@ class MainWindow(QMainWindow):
         self.meeting = (not self.meeting) if checked is None else bool(checked)
         self.meeting_action.setChecked(self.meeting)
         f = QFont(self._base_font)
+        scale = self.settings.get("meeting_font_scale") if self.meeting else 1.0
+        size = self._base_font.pointSizeF() if self._base_font.pointSizeF() > 0 else 10.0
+        f.setPointSizeF(size * scale)
+        QApplication.setFont(f)
+        self._style_nav(scale)
         if self.meeting:
-            size = self._base_font.pointSizeF() if self._base_font.pointSizeF() > 0 else 10.0
-            f.setPointSizeF(size * self.settings.get("meeting_font_scale"))
+            self._state_before_meeting = self.windowState() & ~Qt.WindowFullScreen
             self.nav.setCurrentRow(2)
             self.showFullScreen()
-        else:
-            self.showNormal()
-        QApplication.setFont(f)
+        else:  # back to the window as it was: maximised stays maximised
+            before = getattr(self, "_state_before_meeting", Qt.WindowNoState)
+            if before & Qt.WindowMaximized:
+                self.showMaximized()
+            else:
+                self.showNormal()
+        compare = self._built.get("compare")
+        if compare is not None:
+            compare.set_meeting(self.meeting)
+
+    # the page list's text, relative to the body text (11 pt over 10 pt), and its item padding (px)
+    NAV_FONT_SCALE = 1.1
+    NAV_PADDING_PX = (8, 10)
+
+    def _style_nav(self, scale: float) -> None:
+        """The page list in the body font times NAV_FONT_SCALE (and ``scale`` in meeting mode), its
+        width grown to its longest title."""
+        size = self._base_font.pointSizeF() if self._base_font.pointSizeF() > 0 else 10.0
+        pt = size * scale * self.NAV_FONT_SCALE
+        v, h = (int(round(p * scale)) for p in self.NAV_PADDING_PX)
+        self.nav.setStyleSheet(f"QListWidget {{ font-size: {pt:.1f}pt; padding-top: {v}px; }} "
+                               f"QListWidget::item {{ padding: {v}px {h}px; }}")
+        f = QFont(self._base_font)
+        f.setPointSizeF(pt)
+        fm = QFontMetrics(f)
+        titles = [t for _k, t in getattr(self, "_page_titles", ())]
+        widest = max((fm.horizontalAdvance(t) for t in titles), default=0)
+        self.nav.setFixedWidth(max(int(150 * scale), widest + 2 * h + 24))
 
     def _apply_margin(self):
         """The user's memory margin (Settings) on every page that calls a plan tight."""

@@ -2,14 +2,14 @@
 breakdown) and grouped bars (one metric across plans, the best marked)."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
 from planner_app.ui.charts.base import PALETTE, ChartBase
+from planner_app.ui.textfit import wrap_lines
 
 
 class ChartLegend(QWidget):
@@ -55,12 +55,66 @@ class ChartLegend(QWidget):
         self.entries = [(e[0], e[1]) for e in entries]
 
 
-class StackedBarChart(ChartBase):
+def category_labels(names: list[str], font, slot_px: float, lines: int = 3) -> list[str]:
+    """Axis labels for plan names: wrapped into at most ``lines`` lines no wider than ``slot_px``
+    (a bar's share of the axis), the end of a longer name cut with "…"; names that would still
+    read the same are numbered, so no two bars carry one label."""
+    out = ["\n".join(wrap_lines(n, font, slot_px, lines)) for n in names]
+    if len(set(out)) < len(out):
+        out = ["\n".join(wrap_lines(f"{i + 1}. {n}", font, slot_px, lines)) for i, n in enumerate(names)]
+    return out
+
+
+class CategoryAxis:
+    """The plans (or components) along a bar chart's x axis, one per integer position from 0, their
+    labels re-wrapped whenever the chart's width or font changes so they never overlap."""
+
+    # a label may use this share of its bar's slot: a gap keeps neighbours apart
+    SLOT_FILL = 0.92
+    MAX_LINES = 3
+
+    def init_categories(self) -> None:
+        self.categories: list[str] = []
+        self.category_texts: list[str] = []
+
+    def set_categories(self, names: list[str]) -> None:
+        self.categories = list(names)
+        self.relabel()
+
+    def slot_px(self) -> float:
+        """The width one category has on screen: the plot's width over the x range shown."""
+        vb = self.plot.getViewBox()
+        (x0, x1), width_px = vb.viewRange()[0], vb.width()
+        if width_px <= 1:  # not laid out yet: the widget's width less the left axis
+            width_px = max(self.width() - 60, 100)
+        return width_px / max(x1 - x0, 1e-9)
+
+    def relabel(self) -> None:
+        f = self.body_font()
+        labels = category_labels(self.categories, f, self.slot_px() * self.SLOT_FILL, self.MAX_LINES)
+        self.category_texts = labels
+        axis = self.plot.getAxis("bottom")
+        axis.setTicks([[(float(i), c) for i, c in enumerate(labels)]])
+        n_lines = max((c.count("\n") + 1 for c in labels), default=1)
+        axis.setHeight(int(QFontMetrics(f).lineSpacing() * n_lines + axis.style["tickTextOffset"][1] + 10))
+
+    def fonts_changed(self) -> None:
+        if hasattr(self, "categories"):
+            self.relabel()
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if getattr(self, "categories", None):
+            self.relabel()
+
+
+class StackedBarChart(CategoryAxis, ChartBase):
     """Categories on x (plans), stacked components on y; optional limit marker per bar."""
 
     LIMIT_COLOUR = "#c00"
 
     def __init__(self, title: str, unit: str, parent=None):
+        self.init_categories()
         super().__init__(title, parent)
         self.unit = unit
         self.plot.setLabel("left", unit)
@@ -119,35 +173,20 @@ class StackedBarChart(ChartBase):
         else:
             self._limit.setData([], [])
         self.legend.set_entries(shown)
-        self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(categories)]])
         top = max(float(bottom.max()) if len(bottom) else 1.0,
                   float(np.max(limits)) if limits is not None and len(limits) else 0.0)
         self.plot.setXRange(-0.6, max(len(categories), 1) - 0.4, padding=0)
+        self.set_categories(categories)
         self.plot.setYRange(0, top * 1.12 if top > 0 else 1.0, padding=0)
         self.totals = bottom
 
 
-def category_labels(names: list[str], width: int = 16, lines: int = 3) -> list[str]:
-    """Axis labels for plan names: wrapped on spaces into at most ``lines`` lines of about
-    ``width`` characters (the end of a longer name is cut with "…"); names that would still
-    read the same are numbered, so no two bars carry one label."""
-    out = []
-    for n in names:
-        parts = textwrap.wrap(n, width) or [""]
-        if len(parts) > lines:
-            parts = parts[:lines]
-            parts[-1] = parts[-1][:width - 1] + "…"
-        out.append("\n".join(parts))
-    if len(set(out)) < len(out):
-        out = [f"{i + 1}. {o}" for i, o in enumerate(out)]
-    return out
-
-
-class GroupedBarChart(ChartBase):
+class GroupedBarChart(CategoryAxis, ChartBase):
     """One metric per plan; the best bar drawn darker. A plan without the value (no price,
     no estimate) gets no bar but a note ("no price"), never a bar at 0."""
 
     def __init__(self, title: str, unit: str, parent=None):
+        self.init_categories()
         super().__init__(title, parent)
         self.plot.setLabel("left", unit)
         self._bar = pg.BarGraphItem(x=[], height=[], width=0.6, brushes=[])
@@ -177,10 +216,8 @@ class GroupedBarChart(ChartBase):
                 t.setPos(float(i), 0.0)
                 self.plot.addItem(t)
                 self._notes.append(t)
-        labels = category_labels(categories)
-        self.plot.getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(labels)]])
-        self.plot.getAxis("bottom").setHeight(16 + 14 * max((c.count("\n") + 1 for c in labels), default=1))
         self.plot.setXRange(-0.6, max(len(categories) - 0.4, 0.6), padding=0)
+        self.set_categories(categories)
         top = float(vals.max()) if len(vals) and vals.max() > 0 else 1.0
         self.plot.setYRange(0, top * 1.15, padding=0)
         self.values = np.array([np.nan if v is None else v for v in values], dtype=float)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRectF, QSize, Qt
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt
+from PySide6.QtGui import QFont, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -62,7 +62,7 @@ class ChartBase(QWidget):
         # every charted quantity (bytes, seconds, dollars, rates, %) is >= 0: a zoom or a drag never
         # shows a negative value axis (a log axis clears this: its view coordinates are log10)
         self.plot.getViewBox().setLimits(yMin=0, **({"xMin": 0} if value_bottom else {}))
-        self.plot.setTitle(title, color="#222", size="11pt")
+        self._title = title
         self.plot.showGrid(x=False, y=True, alpha=0.25)
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).setPen(pg.mkPen("#444"))
@@ -72,9 +72,47 @@ class ChartBase(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot_widget)
         self.setMinimumHeight(220)
+        self.apply_fonts()
+
+    # a chart's title is this much larger than the body text (it was 11 pt over 10 pt text)
+    TITLE_SCALE = 1.1
+
+    def body_font(self) -> QFont:
+        """The font the chart's text follows: the widget's, i.e. the application font (meeting mode
+        enlarges it; every axis, label and title grows with it)."""
+        return QFont(self.font())
+
+    def apply_fonts(self) -> None:
+        """Title, tick labels and axis labels in the body font (pyqtgraph keeps its own fonts)."""
+        f = self.body_font()
+        self._draw_title()
+        for ax in ("left", "bottom"):
+            axis = self.plot.getAxis(ax)
+            axis.setStyle(tickFont=f)
+            axis.label.setFont(f)
+            axis.picture = None  # pyqtgraph redraws its cached tick picture
+            axis.update()
+        self.fonts_changed()
+
+    def fonts_changed(self) -> None:
+        """Subclasses re-lay out what depends on text size (category labels, axis heights)."""
+
+    def changeEvent(self, ev):  # noqa: N802 - Qt override
+        if ev.type() == QEvent.FontChange:
+            self.apply_fonts()
+        super().changeEvent(ev)
+
+    def title_font(self) -> QFont:
+        f = self.body_font()
+        f.setPointSizeF((f.pointSizeF() if f.pointSizeF() > 0 else 10.0) * self.TITLE_SCALE)
+        return f
+
+    def _draw_title(self) -> None:
+        self.plot.setTitle(self._title, color="#222", size=f"{self.title_font().pointSizeF():.1f}pt")
 
     def set_title(self, title: str) -> None:
-        self.plot.setTitle(title, color="#222", size="11pt")
+        self._title = title
+        self._draw_title()
 
     def export_widget(self) -> QWidget:
         """What an export draws: the plot (subclasses with a legend beside it: the whole chart)."""

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +31,7 @@ from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
 from planner_app.ui.option_form import settings_text
 from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
 from planner_app.ui.pages.host_panel import verdict_text
+from planner_app.ui.tables import DataTable
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 # (key, label, unit, better: "min"/"max"/None, getter)
@@ -308,21 +310,51 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         top.addWidget(add)
         lay.addLayout(top)
         self.model = RowsTableModel([Column("metric", self.tr("Metric"))])
-        self.table = QTableView()
+        self.table = DataTable()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.horizontalHeader().setMinimumSectionSize(90)
         self.table.verticalHeader().setVisible(False)
         self.table.setAlternatingRowColors(True)
-        lay.addWidget(self.table, 3)
-        charts = QHBoxLayout()
+        # the table over the charts; in meeting mode (set_meeting) the table on the left at its full
+        # height and the charts stacked on the right, so every row reads without scrolling
+        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.table)
+        chart_panel = QWidget()
+        self.charts = QBoxLayout(QBoxLayout.LeftToRight, chart_panel)
+        self.charts.setContentsMargins(0, 0, 0, 0)
         self.memory_chart = GroupedBarChart(self.tr("Memory per GPU"), "GB")
         self.time_chart = GroupedBarChart(self.tr("Time"), "")
         self.cost_chart = GroupedBarChart(self.tr("Cost"), "USD")
         for c in (self.memory_chart, self.time_chart, self.cost_chart):
-            charts.addWidget(c)
-        lay.addLayout(charts, 2)
+            self.charts.addWidget(c)
+        self.splitter.addWidget(chart_panel)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        lay.addWidget(self.splitter, 1)
+        self.meeting = False
         doc.changed.connect(self.request_recompute)
+
+    # in meeting mode the table takes this share of the width, the charts the rest
+    MEETING_TABLE_SHARE = 0.64
+
+    def set_meeting(self, on: bool) -> None:
+        """Meeting mode's layout (MainWindow.toggle_meeting): table left, charts stacked right."""
+        self.meeting = bool(on)
+        self.splitter.setOrientation(Qt.Horizontal if on else Qt.Vertical)
+        self.charts.setDirection(QBoxLayout.TopToBottom if on else QBoxLayout.LeftToRight)
+        self._split()
+
+    def _split(self) -> None:
+        total = self.splitter.width() if self.meeting else self.splitter.height()
+        share = self.MEETING_TABLE_SHARE if self.meeting else 0.6
+        self.splitter.setSizes([int(total * share), total - int(total * share)])
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if self.meeting:  # full screen arrives after the toggle: keep the meeting split
+            self._split()
 
     def add_machines(self, machines: list[tuple[str, str]]) -> None:
         base = copy.deepcopy(self.doc.data["plans"][self.doc.data.get("chosen_plan", 0)])
