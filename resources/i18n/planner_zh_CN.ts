@@ -325,6 +325,14 @@
         <translation>推理服务：满足时延目标</translation>
     </message>
     <message>
+        <source>no price</source>
+        <translation>无价格</translation>
+    </message>
+    <message>
+        <source>no {kind} price</source>
+        <translation>无{kind}价格</translation>
+    </message>
+    <message>
         <source>fits, saturated (requests queue)</source>
         <translation>可容纳，已饱和（请求排队）</translation>
     </message>
@@ -495,6 +503,10 @@
         <translation> + </translation>
     </message>
     <message>
+        <source>fits; no change suggested: the whole run takes under {minutes:.0f} minutes, too short for more GPUs to pay for their start-up</source>
+        <translation>可容纳；不建议改动：整个任务不到 {minutes:.0f} 分钟，时间太短，增加 GPU 抵不上其启动开销</translation>
+    </message>
+    <message>
         <source>fits; no single change makes it faster</source>
         <translation>可容纳；没有哪一项单独改动能让它更快</translation>
     </message>
@@ -525,6 +537,10 @@
     <message>
         <source>; </source>
         <translation>；</translation>
+    </message>
+    <message>
+        <source>fits; faster with: {changes} (no more GPUs: the whole run takes under {minutes:.0f} minutes)</source>
+        <translation>可容纳；以下改动可提速：{changes}（不建议增加 GPU：整个任务不到 {minutes:.0f} 分钟）</translation>
     </message>
     <message>
         <source>fits; faster with: {changes}</source>
@@ -853,6 +869,10 @@
     <message>
         <source>{machine}: skipped, {engine} does not run on {gpu} ({arch})</source>
         <translation>{machine}：已跳过，{engine} 不能在 {gpu}（{arch}）上运行</translation>
+    </message>
+    <message>
+        <source>Pareto front: {n:,} points with more than {factor}x the replicas their layout needs for this load (up to {gpus:,} GPUs) left out</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1698,6 +1718,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>TPOT target</source>
         <translation>TPOT 目标</translation>
+    </message>
+    <message>
+        <source>search: also try quantized weights (fp8, int4; fp4 where the GPU has fp4 tensor cores); without it, only the model&apos;s own 16-bit weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantized weights</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>search: deployments to list</source>

@@ -59,7 +59,7 @@ def test_compare_draws_and_marks_only_on_demand_costs(window, qtbot):
     vals = cp.cost_chart.values
     assert vals[0] > 0 and vals[1] != vals[1]  # p5's bar; p5e has none (NaN: "no on-demand price")
     row = next(r for r in cp.model.rows if r["metric"].startswith("Cost on-demand"))
-    assert row["p0"] is not None and row["p1"] is None
+    assert row["p0"] is not None and row["p1"] == "— no on-demand price"
 
 
 def test_inference_cost_per_million_names_its_basis(window, qtbot, capsys):
@@ -75,7 +75,7 @@ def test_inference_cost_per_million_names_its_basis(window, qtbot, capsys):
     rows = {r["metric"]: r for r in cp.model.rows}
     on_demand = next(v for k, v in rows.items() if k.startswith("Cost per million tokens, on-demand"))
     other = next(v for k, v in rows.items() if k.startswith("Cost per million tokens, other price"))
-    assert on_demand["p0"] is not None and on_demand["p1"] is None
+    assert on_demand["p0"] is not None and on_demand["p1"] == "— no on-demand price"
     assert other["p0"] is None and other["p1"].endswith("(spot)")
     vals = cp.cost_chart.values
     assert vals[0] > 0 and vals[1] != vals[1]

@@ -94,6 +94,26 @@ SERVING_METRICS = (
 )
 
 
+# The price rows: the kind each row is at. A plan with an estimate but no price of that kind shows
+# "—" and the reason in the cell (issue 29: a blank cell read as a missing estimate).
+PRICE_ROW_KINDS = {"usd_on_demand": "on_demand", "usd_reserved_1yr": "reserved_1yr", "usd_spot": "spot",
+                   "usd_per_m": "on_demand", "serve_usd_per_m": "on_demand"}
+
+
+def missing_price_text(kind: str, any_price: bool) -> str:
+    """'— no spot price' (the instance has other prices) / '— no price' (none at all: a bare GPU
+    or an unpriced instance)."""
+    if not any_price:
+        return "— " + QCoreApplication.translate("Compare", "no price")
+    return "— " + QCoreApplication.translate("Compare", "no {kind} price").format(
+        kind=price_basis_labels().get(kind, kind))
+
+
+def _has_price(cost: dict) -> bool:
+    return bool(any((cost.get("usd_by_price") or {}).values()) or cost.get("usd_per_million_tokens") is not None
+                or cost.get("usd_per_million_output_tokens") is not None)
+
+
 def _at_basis(cost: dict, key: str, basis_key: str, basis: str):
     """``cost[key]`` when it is at ``basis``, else None (no bar, no best mark)."""
     return cost.get(key) if cost.get(basis_key) == basis else None
@@ -130,19 +150,23 @@ def serving_rows(serving: dict, n_plans: int, first_row: int) -> tuple[list[dict
     (among deployments that fit); a failed deployment shows its error in the first row."""
     rows, bold = [], set()
     by_plan = {d["plan_index"]: d for d in serving["deployments"] if d["plan_index"] is not None}
-    for r_i, (_key, label, unit, better, get) in enumerate(SERVING_METRICS):
+    for r_i, (key, label, unit, better, get) in enumerate(SERVING_METRICS):
         row = {"metric": with_unit(QCoreApplication.translate("Compare", label), unit)}
-        vals = []
+        vals, no_price = [], []
         for j in range(n_plans):
             d = by_plan.get(j)
             if d is None or d["serve"] is None:
                 row[f"p{j}"] = (d["error"][:80] if d and r_i == 0 else None)
                 continue
             row[f"p{j}"] = v = get(d)
+            if v is None and key in PRICE_ROW_KINDS:
+                no_price.append((j, _has_price(d["serve"].get("cost") or {})))
             if better and isinstance(v, (int, float)) and d["serve"]["fits"]:
                 vals.append((v, j))
         if all(row[f"p{j}"] is None for j in range(n_plans)):
             continue
+        for j, any_price in no_price:
+            row[f"p{j}"] = missing_price_text(PRICE_ROW_KINDS[key], any_price)
         if better and len(vals) > 1:
             best = min(vals)[0] if better == "min" else max(vals)[0]
             bold |= {(first_row + len(rows), j + 1) for v, j in vals if v == best}
@@ -200,10 +224,10 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
     a row says each plan's price currency, date and CNY->USD rate; with ``serving``
     (service/serving_plans.py), the serving rows follow."""
     rows, bold = [], set()
-    for r_i, (_key, label, unit, better, get) in enumerate(METRICS):
+    for r_i, (key, label, unit, better, get) in enumerate(METRICS):
         label = QCoreApplication.translate("Compare", label)
         row = {"metric": with_unit(label, unit)}
-        vals = []
+        vals, no_price = [], []
         for j, res in enumerate(results):
             e = res.get("estimate")
             opts = res["options"] if min_headroom_fraction is None else {**res["options"],
@@ -213,11 +237,15 @@ def compare_rows(results: list[dict], min_headroom_fraction: float | None = None
             except (KeyError, TypeError):
                 v = None
             row[f"p{j}"] = v
+            if v is None and e and key in PRICE_ROW_KINDS:
+                no_price.append((j, _has_price(e.get("cost") or {})))
             fits = bool(e and e["memory"]["fits"])
             if better and isinstance(v, (int, float)) and fits:
                 vals.append((v, j))
         if all(row[f"p{j}"] is None for j in range(len(results))):
             continue
+        for j, any_price in no_price:
+            row[f"p{j}"] = missing_price_text(PRICE_ROW_KINDS[key], any_price)
         if better and len(vals) > 1:
             best = min(vals)[0] if better == "min" else max(vals)[0]
             for v, j in vals:
