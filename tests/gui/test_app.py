@@ -292,8 +292,8 @@ def test_search_at_another_basis_and_without_prices(window, qtbot):
 
 
 def only(sp, key):
-    for i in range(sp.machines.count()):
-        it = sp.machines.item(i)
+    for i in range(sp.machines.list.count()):
+        it = sp.machines.list.item(i)
         it.setCheckState(Qt.Checked if it.data(Qt.UserRole) == key else Qt.Unchecked)
 
 

@@ -49,8 +49,8 @@ def _search_only(sp, qtbot, key):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    for i in range(sp.machines.count()):
-        it = sp.machines.item(i)
+    for i in range(sp.machines.list.count()):
+        it = sp.machines.list.item(i)
         it.setCheckState(Qt.Checked if it.data(Qt.UserRole) == key else Qt.Unchecked)
     with qtbot.waitSignal(sp.slot.succeeded, timeout=60000):
         qtbot.mouseClick(sp.run_button, Qt.LeftButton)

@@ -26,10 +26,11 @@ from planner_app.service.pricing import price_source
 from planner_app.service.serving_plans import serve_scenario
 from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.bars import GroupedBarChart
-from planner_app.ui.fields import CheckList, price_basis_labels
+from planner_app.ui.fields import price_basis_labels
+from planner_app.ui.machine_chooser import MachineChooser
 from planner_app.ui.models.table_model import Column, RowsTableModel, with_unit
 from planner_app.ui.option_form import settings_text
-from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
+from planner_app.ui.pages.hardware import parse_hw_key
 from planner_app.ui.pages.host_panel import verdict_text
 from planner_app.ui.tables import DataTable
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
@@ -293,7 +294,7 @@ class AddInstancesDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Add machines to compare"))
         lay = QVBoxLayout(self)
-        self.list = CheckList([(hw_key(kind, ident), label) for kind, ident, label in hardware_choices(db)])
+        self.list = MachineChooser(db)
         lay.addWidget(self.list)
         bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         bb.accepted.connect(self.accept)

@@ -23,6 +23,23 @@ def hardware_choices(db) -> list[tuple[str, str, str]]:
     return gpus + out
 
 
+def hardware_rows(db) -> list[dict]:
+    """``hardware_choices`` with what a chooser filters on: provider, region and GPU of each row
+    (a bare GPU's provider and region are empty)."""
+    gpu_names = {r["id"]: r["name"] for r in db.records["gpus"]}
+    inst = iter(db.records["instances"])
+    out = []
+    for kind, ident, label in hardware_choices(db):
+        if kind == "gpu":
+            out.append({"kind": kind, "id": ident, "label": label, "provider": "", "region": "",
+                        "gpu": gpu_names.get(ident, ident)})
+        else:
+            r = next(inst)
+            out.append({"kind": kind, "id": ident, "label": label, "provider": r.get("provider") or "",
+                        "region": r.get("region") or "", "gpu": gpu_names.get(r.get("gpu_id"), r.get("gpu_id") or "")})
+    return out
+
+
 def plan_hardware(plan: dict) -> tuple[str, str]:
     if plan.get("instance"):
         return "instance", plan["instance"]

@@ -37,9 +37,9 @@ from planner_app.ui.fields import (
     option_label,
     price_basis_labels,
 )
+from planner_app.ui.machine_chooser import machine_combo
 from planner_app.ui.option_form import OptionForm, settings_text
 from planner_app.ui.pages.hardware import (
-    hardware_choices,
     hw_key,
     parse_hw_key,
     plan_hardware,
@@ -151,18 +151,10 @@ class PlanPage(QWidget):
         form = QFormLayout(box)
         self.name = QLineEdit()
         self.name.setMaxLength(80)
-        self.hardware = QComboBox()
-        self.hardware.setEditable(True)
-        self.hardware.setInsertPolicy(QComboBox.NoInsert)
-        self.hardware.setMaxVisibleItems(25)
-        # long machine labels must not widen the input panel past what a laptop screen has
-        for combo in (self.hardware, self.plan_combo):
-            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(18)
-        for kind, ident, label in hardware_choices(db):
-            self.hardware.addItem(label, hw_key(kind, ident))
-        self.hardware.completer().setFilterMode(Qt.MatchContains)
-        self.hardware.completer().setCaseSensitivity(Qt.CaseInsensitive)
+        self.hardware = machine_combo(db)
+        # long plan names must not widen the input panel past what a laptop screen has
+        self.plan_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.plan_combo.setMinimumContentsLength(18)
         # a row for every option of the plan's machine and layout (core/requests.py); the host side has
         # its own panel, dp shows what the GPU count leaves for it
         self.zero = _ZeroField(self.tr("none"))

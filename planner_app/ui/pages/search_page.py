@@ -24,9 +24,10 @@ from planner_app.core.training.setup import TrainingSetup
 from planner_app.scenario import PLAN_KEYS, PLAN_OWN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
-from planner_app.ui.fields import CheckList, ChoiceField, IntField, NumberField, price_basis_labels
+from planner_app.ui.fields import ChoiceField, IntField, NumberField, price_basis_labels
+from planner_app.ui.machine_chooser import MachineChooser, plan_machine_keys
 from planner_app.ui.models.table_model import Column, RowsTableModel
-from planner_app.ui.pages.hardware import hardware_choices, hw_key, parse_hw_key
+from planner_app.ui.pages.hardware import hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
 
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
@@ -78,8 +79,9 @@ class SearchPage(QWidget):
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         left.addWidget(QLabel(self.tr("Machines to consider")))
-        self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(db)],
-                                  checked={hw_key("instance", m) for m in DEFAULT_MACHINES})
+        self.machines = MachineChooser(db, {hw_key("instance", m) for m in DEFAULT_MACHINES})
+        self.machines.set_plan_keys(plan_machine_keys(doc.data))
+        doc.changed.connect(self._doc_changed)
         left.addWidget(self.machines, 1)
         form = QFormLayout()
         self.max_gpus = IntField(1, 100_000, 1024)
@@ -134,6 +136,12 @@ class SearchPage(QWidget):
         self.chart = ParetoChart()
         right.addWidget(self.chart, 2)
         lay.addLayout(right, 3)
+
+    def _doc_changed(self, what: str) -> None:
+        if what == "all":  # a new or opened scenario: the ticks start again (the example's stayed)
+            self.machines.reset(plan_machine_keys(self.doc.data))
+        elif what == "plans":
+            self.machines.set_plan_keys(plan_machine_keys(self.doc.data))
 
     def selected_machines(self):
         return [parse_hw_key(k) for k in self.machines.checked_keys()]
