@@ -106,9 +106,10 @@ def choose_language(settings) -> str:
     return lang
 
 
-def build_window(files=(), settings=None, userdb=None, sample_fn=None):
+def build_window(files=(), settings=None, userdb=None, sample_fn=None, page: str | None = None):
     """The main window with the bundled spec database and a scenario loaded: the first file
-    given, or the example (the 70B plan across three clouds) on a first run."""
+    given, or the example (the 70B plan across three clouds) on a first run; ``page``: the key
+    of the page shown first (``gpu-planner gui --page``; None: Plan)."""
     settings = settings or Settings()
     db = open_catalog(userdb)  # the same user database for the catalog, the Specs page and the probe
     win = MainWindow(db, settings=settings, userdb=userdb, sample_fn=sample_fn)
@@ -118,20 +119,27 @@ def build_window(files=(), settings=None, userdb=None, sample_fn=None):
         example = os.path.join(examples_dir(), "llama-70b-pretraining-three-clouds.json")
         if os.path.exists(example):
             win.doc.open(example)  # an untitled copy of the example, and the title says which
+    if page:
+        keys = [key for key, _title in win._page_titles]
+        if page not in keys:
+            raise ValueError(f"page {page!r}; allowed: {', '.join(keys)}")
+        win.nav.setCurrentRow(keys.index(page))
     return win
 
 
-def run(files=(), smoke_test: bool = False) -> int:
+def run(files=(), smoke_test: bool = False, page: str | None = None, lang: str | None = None) -> int:
+    """The app's event loop; ``page`` the page shown first, ``lang`` the language of this session
+    (None: the one chosen in Settings; a given one is not saved)."""
     app = create_app()
     settings = Settings()
     hook_state = install_exception_hook(app)
     hook_state["smoke"] = smoke_test  # a smoke test reports errors and exits; a dialog would wait forever
-    lang = choose_language(settings)
+    lang = lang or choose_language(settings)
     i18n.install(lang)
     install_cjk_font(app)
     apply_theme(app, settings.get("theme"))
     restore = None if smoke_test or files else pending_autosave()
-    win = build_window(files, settings)
+    win = build_window(files, settings, page=page)
     if restore is not None:
         r = QMessageBox.question(win, win.tr("Restore unsaved work?"),
                                  win.tr("The last session ended without saving. Restore its scenario?"))

@@ -159,9 +159,21 @@ def _add_report(sub) -> None:
     rp.add_argument("--paper", choices=("A4", "Letter"), default="A4")
 
 
+# The main window's pages in its order (ui/main_window.py's page list; tests/gui/test_help_menu.py
+# keeps the two equal). Here, not imported from the window: `gui --help` loads no Qt.
+GUI_PAGES = ("workload", "plan", "compare", "scaling", "search", "serve", "probe", "specs")
+GUI_LANGUAGES = ("en", "zh_CN")
+
+
 def _add_gui(sub) -> None:
-    gui = sub.add_parser("gui", help="open the desktop app")
+    gui = sub.add_parser("gui", help="open the desktop app",
+                         epilog="examples:\n  gpu-planner gui\n  gpu-planner gui --page serve --lang zh_CN\n"
+                                "  gpu-planner gui examples/inference-70b-service.json --page compare",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     gui.add_argument("--smoke-test", action="store_true", help="open, visit every page, exit 0")
+    gui.add_argument("--page", choices=GUI_PAGES, help="the page shown first (default: plan)")
+    gui.add_argument("--lang", choices=GUI_LANGUAGES,
+                     help="the language of this session (default: the one chosen in Settings; not saved)")
     gui.add_argument("scenario", nargs="?")
 
 
@@ -312,12 +324,13 @@ def main(argv=None) -> int:
 
 def _open_gui(args, files) -> int:
     smoke = bool(getattr(args, "smoke_test", False))
+    page, lang = getattr(args, "page", None), getattr(args, "lang", None)
     if not _display_available():  # Qt would abort the process ("could not connect to display")
         print("gpu-planner: no display found (set DISPLAY or QT_QPA_PLATFORM); the headless commands are: "
               "estimate, models, specs, search, scaling, serve, probe, report", file=sys.stderr)
         return EXIT_USAGE
     from planner_app import app  # lazy: keeps Qt off the CLI's start
-    return app.run(files=files, smoke_test=smoke)
+    return app.run(files=files, smoke_test=smoke, page=page, lang=lang)
 
 
 def _display_available() -> bool:

@@ -31,6 +31,7 @@ from planner_app.report.writer import write_report
 from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.base import ChartBase
 from planner_app.ui.document import ScenarioDocument, clear_autosave, is_example
+from planner_app.ui.help import install_help_menu
 from planner_app.ui.pages.compare_page import ComparePage
 from planner_app.ui.pages.plan_page import PlanPage
 from planner_app.ui.pages.probe_page import ProbePage
@@ -228,6 +229,7 @@ class MainWindow(QMainWindow):
         v.addSeparator()
         self.meeting_action = self._action(v, self.tr("&Meeting Mode"), self.toggle_meeting, "F11", checkable=True)
         h = mb.addMenu(self.tr("&Help"))
+        self.help_actions = install_help_menu(self, h)  # ui/help.py: quick start, shortcuts, examples, validation
         self._action(h, self.tr("&About"), self.about)
         self._refresh_recent()
 

@@ -874,6 +874,34 @@
         <source>Pareto front: {n:,} points with more than {factor}x the replicas their layout needs for this load (up to {gpus:,} GPUs) left out</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>plans on one machine and GPU count within {pct:g}% of each other in time and cost are one row, the simplest of them (fewest model-parallel axes, no interleaving or sequence parallelism, least recomputation, lowest ZeRO stage and micro-batch); &apos;+N similar&apos; counts the others</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fastest first: plans within {pct:g}% or {minutes:g} minutes of the fastest, whichever is more, count as equally fast (a run&apos;s start-up, minutes, is not in the estimate), and of those the fewest GPUs, then the cheapest, rank first; each machine&apos;s best plan at each GPU count comes before the slower and dearer plans of that machine and count</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cheapest first at the price basis (equal costs: the faster first); each machine&apos;s best plan at each GPU count comes before the slower and dearer plans of that machine and count</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>at most {pct:g}% longer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>at most {minutes:g} minutes longer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the fastest plan ({gpus:,} GPUs) is below the rows shown: plans with fewer GPUs take {slower}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the fastest plan ({gpus:,} GPUs) is #{rank}: the plans above it use fewer GPUs and take {slower}</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Fields</name>
@@ -900,6 +928,25 @@
     <message>
         <source>, e.g. 1e12 or 2,500</source>
         <translation>，例如 1e12 或 2,500</translation>
+    </message>
+</context>
+<context>
+    <name>HelpMenu</name>
+    <message>
+        <source>&amp;Quick Start</source>
+        <translation>快速入门(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Open E&amp;xample</source>
+        <translation>打开示例(&amp;X)</translation>
+    </message>
+    <message>
+        <source>&amp;Validation…</source>
+        <translation>验证(&amp;V)…</translation>
     </message>
 </context>
 <context>
@@ -959,6 +1006,45 @@
     <message>
         <source>Input pipeline</source>
         <translation>输入管线</translation>
+    </message>
+</context>
+<context>
+    <name>Machines</name>
+    <message>
+        <source>Search: name, GPU, provider, region</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All providers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All GPUs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All regions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ticked only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Untick all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tick the plans&apos; machines</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tick the machines of this scenario&apos;s plans</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{ticked} ticked · {shown} of {total} shown</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2263,6 +2349,49 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>QuickStartDialog</name>
+    <message>
+        <source>Quick start</source>
+        <translation>快速入门</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;{page}&lt;/b&gt;: choose the model and the job: training (tokens, sequence length, batch, precision, full fine-tuning, LoRA or QLoRA) or inference.</source>
+        <translation>&lt;b&gt;{page}&lt;/b&gt;：选择模型和任务：训练（token 数、序列长度、批大小、精度、全参数微调、LoRA 或 QLoRA）或推理。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;{page}&lt;/b&gt;: pick a GPU or a cloud instance and the parallel layout; read the memory per GPU (does it fit?), the step time, the time to train and the cost. Every cost names its price basis (on-demand, reserved or spot).</source>
+        <translation>&lt;b&gt;{page}&lt;/b&gt;：选择 GPU 或云实例以及并行布局；查看每 GPU 显存（是否放得下）、单步时间、训练时长和成本。每项成本都注明其价格类型（按需、预留或竞价）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;{search}&lt;/b&gt; and &lt;b&gt;{serve}&lt;/b&gt;: let the planner rank layouts and machines under a GPU limit, a deadline or a budget, or find the serving deployments that meet your TTFT and TPOT targets. &quot;Open in Plan&quot; adds a result as a plan of its own.</source>
+        <translation>&lt;b&gt;{search}&lt;/b&gt;和&lt;b&gt;{serve}&lt;/b&gt;：在 GPU 数量上限、期限或预算之内让规划器为并行布局和机器排序，或找出满足 TTFT 和 TPOT 目标的推理服务部署。“在方案页中打开”把一个结果添加为独立的方案。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;{compare}&lt;/b&gt; and &lt;b&gt;{scaling}&lt;/b&gt;: put the plans side by side at one price basis, and see how throughput and efficiency change with the number of nodes.</source>
+        <translation>&lt;b&gt;{compare}&lt;/b&gt;和&lt;b&gt;{scaling}&lt;/b&gt;：按同一价格类型并排对比各方案，并查看吞吐量和效率如何随节点数变化。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Report&lt;/b&gt;: File ▸ Export Report… writes a PDF in English or Chinese with the inputs, the assumptions and where each price comes from; File ▸ Save keeps the scenario as a JSON file that the command line (gpu-planner report, estimate) reads too.</source>
+        <translation>&lt;b&gt;报告&lt;/b&gt;：文件 ▸ 导出报告… 生成英文或中文 PDF，包含输入、假设和每项价格的来源；文件 ▸ 保存 把场景存为 JSON 文件，命令行（gpu-planner report、estimate）也能读取。</translation>
+    </message>
+    <message>
+        <source>Size a GPU job in five steps:</source>
+        <translation>五步估算一项 GPU 任务：</translation>
+    </message>
+    <message>
+        <source>Go to {page}</source>
+        <translation>转到{page}</translation>
+    </message>
+    <message>
+        <source>Help ▸ Keyboard Shortcuts lists every shortcut; Help ▸ Open Example opens a ready-made scenario; {probe} measures your own GPUs and {specs} lists the GPUs, instances and prices.</source>
+        <translation>帮助 ▸ 键盘快捷键 列出所有快捷键；帮助 ▸ 打开示例 打开现成的场景；{probe}页测量你自己的 GPU，{specs}页列出 GPU、实例和价格。</translation>
+    </message>
+    <message>
+        <source>{key} opens this guide again.</source>
+        <translation>按 {key} 可再次打开本指南。</translation>
+    </message>
+</context>
+<context>
     <name>RowDialog</name>
     <message>
         <source>Your {kind} row</source>
@@ -2822,6 +2951,25 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
 </context>
 <context>
+    <name>ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Menu</source>
+        <translation>菜单</translation>
+    </message>
+</context>
+<context>
     <name>Specs</name>
     <message>
         <source>Name</source>
@@ -3047,6 +3195,37 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>per user</source>
         <translation>每用户</translation>
+    </message>
+</context>
+<context>
+    <name>ValidationDialog</name>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>How far the estimates are from real runs and published numbers: {n} groups of checks, {m} with a headline result below; every case, its inputs and its error are in the file.</source>
+        <translation>估算与真实运行和公开数据相差多少：共 {n} 组检验，其中 {m} 组的总体结果列在下面；每个案例及其输入和误差见文件。</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Accuracy check</source>
+        <translation>精度检验</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Open the file</source>
+        <translation>打开文件</translation>
+    </message>
+    <message>
+        <source>The validation report is docs/validation.md in the app&apos;s source repository (it is not installed with the app): every accuracy check of the engine against real runs and published numbers, with its inputs, the estimate and the error. Regenerate it with python benchmarks/make_validation.py.</source>
+        <translation>验证报告是本应用源代码仓库中的 docs/validation.md（不随应用安装）：引擎与真实运行和公开数据的每一项精度检验，包括输入、估算值和误差。可用 python benchmarks/make_validation.py 重新生成。</translation>
     </message>
 </context>
 <context>
