@@ -59,7 +59,7 @@ def install(lang: str | None) -> bool:
     from PySide6.QtCore import QCoreApplication, QTranslator  # lazy: keeps Qt off the CLI and the headless reports
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    for key in ("translator", "qt_translator"):
+    for key in ("translator", "qt_translator", "qt_supplement"):
         old = _installed.pop(key, None)
         if old is not None:
             app.removeTranslator(old)
@@ -75,10 +75,38 @@ def install(lang: str | None) -> bool:
     if qt.load(f"qtbase_{lang}", qt_catalogue_dir()):  # missing: Qt's dialogs stay English
         app.installTranslator(qt)
         _installed["qt_translator"] = qt
+    if QT_SUPPLEMENT.get(lang):
+        sup = _supplement(lang, app)
+        app.installTranslator(sup)  # installed after qtbase: asked first
+        _installed["qt_supplement"] = sup
     app.installTranslator(t)
     _installed["translator"] = t
     _installed["lang"] = lang
     return True
+
+
+# Qt's own strings that its shipped catalogue does not translate: Qt 6.11's QFileDialog labels gained
+# mnemonics ("&Look in:") that qtbase_zh_CN.qm (PySide6 6.11.3, Qt/translations) still has only
+# without them ("Look in:" -> 查找范围：), so the file dialog showed them in English (issue 29, item 9).
+# tests/gui/test_zh_values.py opens Qt's own file dialog in zh_CN and fails on any English label.
+QT_SUPPLEMENT = {"zh_CN": {("QFileDialog", "&Look in:"): "查找范围(&L)：",
+                           ("QFileDialog", "Files of &type:"): "文件类型(&T)："}}
+
+
+def _supplement(lang: str, parent):
+    """A translator answering QT_SUPPLEMENT[lang] (and nothing else: other strings fall through)."""
+    from PySide6.QtCore import QTranslator  # lazy: keeps Qt off the CLI and the headless reports
+
+    table = QT_SUPPLEMENT[lang]
+
+    class Supplement(QTranslator):
+        def translate(self, context, source, disambiguation=None, n=-1):  # noqa: ARG002 - Qt's signature
+            return table.get((context, source), "")
+
+        def isEmpty(self):  # noqa: N802 - Qt override
+            return False
+
+    return Supplement(parent)
 
 
 def translator(lang: str):

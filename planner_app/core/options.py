@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from planner_app.core.errors import InputError
+from planner_app.core.text import QT_TRANSLATE_NOOP
 
 OPTION = "option"  # a field's metadata key holding its Option
 PART = "part"  # a field holding a nested part whose fields are options too
@@ -199,6 +200,13 @@ def _paths(cls) -> dict[str, tuple]:
     return _PATHS[cls]
 
 
+def part_of(cls, key: str) -> str:
+    """The name of the nested part of ``cls`` that holds option ``key`` ("layout" for ``tp`` of a
+    TrainingRequest, the innermost where parts nest); "" for an option of ``cls`` itself."""
+    path = _paths(cls)[key]
+    return path[-2] if len(path) > 1 else ""
+
+
 def check_fields(obj) -> None:
     """Every option field of ``obj`` (not its parts) passes its option's check: the one check a
     part runs when it is built in code rather than from options (``__post_init__``)."""
@@ -324,3 +332,39 @@ def command_line(command: str, options: dict) -> str:
             continue
         parts += [flag, shlex.quote(_option_text(v))]
     return " ".join(parts)
+
+
+# How a choice's value reads on screen and in reports where the value itself is a word of English
+# ("none", "selective", "full") or a name a reader may not know ("mixed-bf16"); the GUI and the report
+# translate the label (context "Options"); a value not listed reads as it is (bf16, sdpa, adamw,
+# vllm: names every language writes the same). Keyed by option key, then value.
+CHOICE_LABELS = {
+    "mode": {"training": QT_TRANSLATE_NOOP("Options", "training"),
+             "inference": QT_TRANSLATE_NOOP("Options", "inference")},
+    "recompute": {"none": QT_TRANSLATE_NOOP("Options", "none"),
+                  "selective": QT_TRANSLATE_NOOP("Options", "selective"),
+                  "full": QT_TRANSLATE_NOOP("Options", "full")},
+    "offload": {"none": QT_TRANSLATE_NOOP("Options", "none"),
+                "optimizer": QT_TRANSLATE_NOOP("Options", "optimizer states"),
+                "params": QT_TRANSLATE_NOOP("Options", "parameters")},
+    "finetune": {"full": QT_TRANSLATE_NOOP("Options", "full fine-tuning"),
+                 "lora": QT_TRANSLATE_NOOP("Options", "LoRA"),
+                 "qlora": QT_TRANSLATE_NOOP("Options", "QLoRA")},
+    "recipe": {"mixed-bf16": QT_TRANSLATE_NOOP("Options", "mixed-bf16 (fp32 master weights)"),
+               "amp-bf16": QT_TRANSLATE_NOOP("Options", "amp-bf16 (fp32 model, bf16 autocast)"),
+               "amp-fp16": QT_TRANSLATE_NOOP("Options", "amp-fp16 (fp32 model, fp16 autocast)"),
+               "bf16-autocast": QT_TRANSLATE_NOOP("Options", "bf16-autocast (bf16 model, autocast)")},
+    "optimizer_impl": {"fused": QT_TRANSLATE_NOOP("Options", "fused"),
+                       "foreach": QT_TRANSLATE_NOOP("Options", "foreach"),
+                       "forloop": QT_TRANSLATE_NOOP("Options", "for-loop")},
+    "inference_api": {"generate": QT_TRANSLATE_NOOP("Options", "model.generate()"),
+                      "forward-loop": QT_TRANSLATE_NOOP("Options", "hand-written forward loop")},
+    "pp_schedule": {"interleaved": QT_TRANSLATE_NOOP("Options", "interleaved 1F1B")},
+    "objective": {"time": QT_TRANSLATE_NOOP("Options", "fastest"),
+                  "cost": QT_TRANSLATE_NOOP("Options", "cheapest")},
+}
+
+
+def choice_label(key: str, value) -> str:
+    """The English label of option ``key``'s choice ``value`` (CHOICE_LABELS), else the value."""
+    return CHOICE_LABELS.get(key, {}).get(value, str(value))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from planner_app.core.options import choice_label
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.scenario import ESTIMATE_OPTIONS
 
@@ -191,7 +192,8 @@ def option_choice_field(key: str, auto: str | None = None, labels: dict | None =
     """A choice box for option ``key`` with the table's choices, default and help; ``auto``: a first
     entry meaning "unset" (the engine picks); ``labels``: shown text for some values."""
     opt = _option(key, table)
-    items = ([(None, auto)] if auto else []) + [(c, (labels or {}).get(c, str(c))) for c in opt.choices]
+    items = ([(None, auto)] if auto else []) + [
+        (c, (labels or {}).get(c) or translate("Options", choice_label(key, c))) for c in opt.choices]
     return with_option_tooltip(key, ChoiceField(items, opt.default if not auto else None), table)
 
 

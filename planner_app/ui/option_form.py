@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QWidget
 
-from planner_app.core.options import Option
+from planner_app.core.options import Option, choice_label
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.fields import (
     QT_INT_MAX,
@@ -29,7 +29,13 @@ def _table(options) -> dict:
 
 def settings_text(values: dict, options: dict) -> str:
     """'Micro-batch 2, Precision recipe bf16-autocast': option labels (translated) with values."""
-    return ", ".join(f"{translate('Options', options[k].label)} {v}" for k, v in values.items() if k in options)
+    return ", ".join(f"{translate('Options', options[k].label)} {choice_text(k, v)}"
+                     for k, v in values.items() if k in options)
+
+
+def choice_text(key: str, value) -> str:
+    """Option ``key``'s choice ``value`` as the user reads it (core/options.CHOICE_LABELS, translated)."""
+    return translate("Options", choice_label(key, value)) if isinstance(value, str) else str(value)
 
 
 class OptionForm(QWidget):
@@ -77,7 +83,8 @@ class OptionForm(QWidget):
             f.default = opt.default
             return f
         if opt.kind == "choice":
-            items = ([(None, auto)] if opt.auto or opt.default is None else []) + [(c, str(c)) for c in opt.choices]
+            items = ([(None, auto)] if opt.auto or opt.default is None else []) + \
+                [(c, choice_text(opt.key, c)) for c in opt.choices]
             return _Choice(items, opt.default if not (opt.auto or opt.default is None) else None)
         if opt.kind == "bool":
             return _Check()

@@ -895,11 +895,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>the fastest plan ({gpus:,} GPUs) is below the rows shown: plans with fewer GPUs take {slower}</source>
+        <source>the fastest plan ({gpus:,} GPUs) is below the rows shown: the plans shown use fewer GPUs or cost less and take {slower}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>the fastest plan ({gpus:,} GPUs) is #{rank}: the plans above it use fewer GPUs and take {slower}</source>
+        <source>the fastest plan ({gpus:,} GPUs) is #{rank}: the plans above it use fewer GPUs or cost less and take {slower}</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1012,39 +1012,39 @@
     <name>Machines</name>
     <message>
         <source>Search: name, GPU, provider, region</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索：名称、GPU、云厂商、地域</translation>
     </message>
     <message>
         <source>All providers</source>
-        <translation type="unfinished"></translation>
+        <translation>全部云厂商</translation>
     </message>
     <message>
         <source>All GPUs</source>
-        <translation type="unfinished"></translation>
+        <translation>全部 GPU</translation>
     </message>
     <message>
         <source>All regions</source>
-        <translation type="unfinished"></translation>
+        <translation>全部地域</translation>
     </message>
     <message>
         <source>Ticked only</source>
-        <translation type="unfinished"></translation>
+        <translation>仅看已勾选</translation>
     </message>
     <message>
         <source>Untick all</source>
-        <translation type="unfinished"></translation>
+        <translation>全部取消勾选</translation>
     </message>
     <message>
         <source>Tick the plans&apos; machines</source>
-        <translation type="unfinished"></translation>
+        <translation>勾选各方案的机器</translation>
     </message>
     <message>
         <source>Tick the machines of this scenario&apos;s plans</source>
-        <translation type="unfinished"></translation>
+        <translation>勾选本场景各方案所用的机器</translation>
     </message>
     <message>
         <source>{ticked} ticked · {shown} of {total} shown</source>
-        <translation type="unfinished"></translation>
+        <translation>已勾选 {ticked} 个 · 显示 {shown}/{total}</translation>
     </message>
 </context>
 <context>
@@ -1901,6 +1901,94 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <source>Weak scaling</source>
         <translation>弱扩展</translation>
     </message>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>inference</source>
+        <translation>推理</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>selective</source>
+        <translation>选择性</translation>
+    </message>
+    <message>
+        <source>full</source>
+        <translation>完整</translation>
+    </message>
+    <message>
+        <source>optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>full fine-tuning</source>
+        <translation>全参数微调</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>QLoRA</source>
+        <translation>QLoRA</translation>
+    </message>
+    <message>
+        <source>mixed-bf16 (fp32 master weights)</source>
+        <translation>混合精度 bf16（fp32 主权重）</translation>
+    </message>
+    <message>
+        <source>amp-bf16 (fp32 model, bf16 autocast)</source>
+        <translation>amp-bf16（fp32 模型，bf16 自动混合精度）</translation>
+    </message>
+    <message>
+        <source>amp-fp16 (fp32 model, fp16 autocast)</source>
+        <translation>amp-fp16（fp32 模型，fp16 自动混合精度）</translation>
+    </message>
+    <message>
+        <source>bf16-autocast (bf16 model, autocast)</source>
+        <translation>bf16-autocast（bf16 模型，自动混合精度）</translation>
+    </message>
+    <message>
+        <source>fused</source>
+        <translation>融合内核（fused）</translation>
+    </message>
+    <message>
+        <source>foreach</source>
+        <translation>多张量（foreach）</translation>
+    </message>
+    <message>
+        <source>for-loop</source>
+        <translation>逐参数循环（for-loop）</translation>
+    </message>
+    <message>
+        <source>model.generate()</source>
+        <translation>model.generate()</translation>
+    </message>
+    <message>
+        <source>hand-written forward loop</source>
+        <translation>手写前向循环</translation>
+    </message>
+    <message>
+        <source>interleaved 1F1B</source>
+        <translation>交错式 1F1B</translation>
+    </message>
+    <message>
+        <source>fastest</source>
+        <translation>最快</translation>
+    </message>
+    <message>
+        <source>cheapest</source>
+        <translation>最便宜</translation>
+    </message>
 </context>
 <context>
     <name>PlanPage</name>
@@ -1951,6 +2039,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>TIGHT: fits with only {head} free ({pct:.1f}%), below your {margin:g}% margin; {used} of {cap} per GPU</source>
         <translation>余量不足：虽可容纳，但仅剩 {head}（{pct:.1f}%），低于您设定的 {margin:g}% 余量；每 GPU 使用 {used} / {cap}</translation>
+    </message>
+    <message>
+        <source>{dp}  ({gpus} GPUs = tp {tp} × pp {pp} × cp {cp} × ep {ep} × dp {dp})</source>
+        <translation>{dp}（{gpus} 个 GPU = tp {tp} × pp {pp} × cp {cp} × ep {ep} × dp {dp}）</translation>
     </message>
     <message>
         <source>(if it fit)</source>
@@ -2568,6 +2660,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>GPU 数量</translation>
     </message>
     <message>
+        <source>Time to train</source>
+        <translation>训练时间</translation>
+    </message>
+    <message>
+        <source>The whole run in its natural unit (seconds, minutes, hours, days); sorts by time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Cost (USD, {basis})</source>
         <translation>成本（美元，{basis}）</translation>
     </message>
@@ -2596,12 +2696,44 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>激活重计算</translation>
     </message>
     <message>
-        <source>Copied: {command}</source>
-        <translation>已复制：{command}</translation>
+        <source>Similar</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Days</source>
-        <translation>天</translation>
+        <source>+{n} similar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plans on the same machine and GPU count within {pct:g}% of the row&apos;s time and cost, folded into it (the row shows the simplest); hover a cell for the list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{time} ({days:.4g} days)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Slower and dearer than the row above of {machine} at {gpus:,} GPUs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folded into this row (within {pct:g}% of its time and cost):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no price</source>
+        <translation>无价格</translation>
+    </message>
+    <message>
+        <source>tp×pp×cp×ep×dp {layout}, ZeRO {zero}, micro-batch {mb}, recomputation {rec}: {time}, {cost}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>… and {n} more</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copied: {command}</source>
+        <translation>已复制：{command}</translation>
     </message>
     <message>
         <source>Open in Plan</source>
@@ -2759,6 +2891,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>{gpus} 块 GPU 可容纳：可同时运行 {n:,} 个请求，无需排队</translation>
     </message>
     <message>
+        <source>Billed: {n:,} instance(s) of {per} GPUs, {idle:,} GPUs idle</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Deployment</source>
         <translation>部署</translation>
     </message>
@@ -2811,6 +2947,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>GPU 数量</translation>
     </message>
     <message>
+        <source>Instances</source>
+        <translation>实例</translation>
+    </message>
+    <message>
+        <source>Idle GPUs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>tp×pp×ep×replicas</source>
         <translation>tp×pp×ep×副本</translation>
     </message>
@@ -2829,6 +2973,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>USD per million output tokens</source>
         <translation>每百万输出 token 美元</translation>
+    </message>
+    <message>
+        <source>Price basis</source>
+        <translation>计价方式</translation>
     </message>
     <message>
         <source>custom model</source>

@@ -480,8 +480,8 @@ class PlanPage(QWidget):
         n, m, t, c = self.numbers, est["memory"], est.get("time", {}), est.get("cost", {})
         gb = units.fmt_bytes
         p = est["parallel"]
-        self.dp_label.setText(f"{p['dp']}  ({p['gpus']} GPUs = tp {p['tp']} × pp {p['pp']} × cp {p['cp']} × "
-                              f"ep {p['ep']} × dp {p['dp']})")
+        self.dp_label.setText(self.tr("{dp}  ({gpus} GPUs = tp {tp} × pp {pp} × cp {cp} × ep {ep} × dp {dp})").format(
+            **{k: p[k] for k in ("dp", "gpus", "tp", "pp", "cp", "ep")}))
         n["memory"].setText(gb(m["device_bytes"]))
         n["largest_mb"].setText(str(m.get("largest_micro_batch", "–")))
         # a plan that does not fit cannot run: its time and cost are what it would take if it fit
