@@ -101,7 +101,9 @@ def _supplement(lang: str, parent):
 
     class Supplement(QTranslator):
         def translate(self, context, source, disambiguation=None, n=-1):  # noqa: ARG002 - Qt's signature
-            return table.get((context, source), "")
+            # None (a null QString) when it has no entry: "" would be taken as the translation, and
+            # every other string of the app (the zh report's headings) would come out empty
+            return table.get((context, source))
 
         def isEmpty(self):  # noqa: N802 - Qt override
             return False

@@ -164,7 +164,7 @@ def memory_chart(report, s, width: float = 660.0) -> Chart:
     ch.add(Text((x0 + x1) / 2, top_y + plot_h + 26, s("GB per GPU (10^9 bytes)"), anchor="middle", color=MUTED))
     for i, p in enumerate(plans):
         yb = top_y + gap / 2 + i * (bar_h + gap)
-        chosen = i == report.chosen
+        chosen = i == report.recommended
         ch.add(Text(x0 - 8, yb + 9, _clip(p.name, (label_w - 12) / 0.92, FONT_PT + 0.5), size=FONT_PT + 0.5, anchor="end",
                     bold=chosen))
         if not p.ok:

@@ -65,7 +65,7 @@ def csv_rows(report) -> list[dict]:
         row = {c: "" for c in CSV_COLUMNS}
         if p.index in by_plan:
             row.update(serve_cells(by_plan[p.index]))
-        row.update(plan=p.name, recommended=int(p.index == report.chosen), hardware=o.get("instance") or o.get("gpu"),
+        row.update(plan=p.name, recommended=int(report.recommends(p.index)), hardware=o.get("instance") or o.get("gpu"),
                    target_tokens_per_s=report.target_tokens_per_s or "")
         if not p.ok:
             row.update(status="error", error=p.error)

@@ -8,6 +8,7 @@ from html import escape
 
 from planner_app.core import options
 from planner_app.core.plans.cost import PRICE_KINDS, cny_rate
+from planner_app.core.plans.scaling import LATENCY_ADDED_S
 from planner_app.report import charts, serving
 from planner_app.report import text as fmt
 from planner_app.report.svg import FONT_STACK, to_svg
@@ -26,7 +27,21 @@ def _price_source(plan) -> PriceSource | None:
 
 ACCENT = charts.ACCENT
 ZWSP = "\u200b"
-PAGE_BREAK = "<!--page-break-->"
+
+# Names of the estimate's JSON fields that engine sentences use (what `--json` prints), as the
+# report's tables call them: a reader of the report sees the column, not the key.
+INTERNAL_KEYS = {"memory.peak_bytes": "the peak allocated memory"}
+
+# Why the report recommends its plan (model.recommend): the rule, then the branch that chose
+RULE_TEXT = {
+    "training": "Recommendation rule: of the plans that fit in GPU memory, the cheapest at the on-demand price; "
+                "when none of them has an on-demand price, the fastest.",
+    "inference": "Recommendation rule: of the plans that fit in GPU memory, the cheapest per million tokens at the "
+                 "on-demand price; when none of them has an on-demand price, the fastest.",
+    "target": "Recommendation rule: of the plans that fit in GPU memory and reach the target tokens/s (all that "
+              "fit when none reaches it), the cheapest per million tokens at the on-demand price; when none of "
+              "them has an on-demand price, the fastest.",
+}
 
 # The inputs tables: the options of the estimate requests (core/requests.py) in their order and
 # names, each with its formatter: the workload's, then the scenario's own target; and each plan's
@@ -56,20 +71,30 @@ class _Doc:
         self.target = target
         self.chart_html = chart_html
         self.parts: list[str] = []
+        self.majors: list[int] = []  # ordinals of the h2 headings that open a major section (pdf.py)
+        self._h2 = 0
+        self._notes: set[str] = set()
 
     # -- helpers --
     def e(self, text) -> str:
         return escape(str(text))
 
     def h2(self, text: str, new_page: bool = False):
-        if new_page and self.parts:
-            # pdf.py starts a new page here (one QTextDocument per run of pages: Qt's own
-            # page-break-before loses the blocks after a second break)
-            self.parts.append(PAGE_BREAK)
+        """A section heading; ``new_page``: a major section, which pdf.py starts on a new page
+        unless most of the page is still free (never a page of a few lines)."""
+        if new_page:
+            self.majors.append(self._h2)
+        self._h2 += 1
         self.parts.append(f'<h2>{self.e(self.s(text))}</h2>')
 
     def p(self, html: str, cls: str = ""):
         self.parts.append(f'<p{f" class={cls!r}" if cls else ""}>{html}</p>')
+
+    def note(self, text: str):
+        """A small note (plain text), once: a later section's same note is not repeated."""
+        if text not in self._notes:
+            self._notes.add(text)
+            self.p(self.e(text), "small")
 
     def table(self, header: list[str], rows: list[list[str]], align: list[str] | None = None,
               widths: list[int] | None = None, small: bool = False):
@@ -127,7 +152,10 @@ class _Doc:
     def recommendation(self):
         r, s = self.r, self.s
         self.h2("Recommendation")
-        p = r.chosen_plan
+        p = r.recommended_plan
+        if r.rule.get("rule") == "none_fits":
+            self.p(self.e(s.f("None of the {total} plans fits in GPU memory, so none is recommended; shown: {plan}, "
+                              "the plan open in the planner.", total=len(r.plans), plan=p.name)), "lead")
         if not p.ok:
             self.p(self.e(s.f("The chosen plan, {plan}, could not be estimated:", plan=p.name)) + " "
                    + f'<span style="color:#B22222">{self.e(p.error)}</span>')
@@ -139,16 +167,16 @@ class _Doc:
         if r.mode == "training":
             t, c = est["time"], est.get("cost", {})
             text = s.f("{plan}: {hw} on {nodes} node(s).", plan=p.name, hw=hw, nodes=est["parallel"].get("nodes", 1))
-            if t.get("train_days") is not None:
-                text += " " + s.f("It trains {model} ({params} parameters) on {tokens} tokens in {days} days at "
+            if t.get("train_s") is not None:
+                text += " " + s.f("It trains {model} ({params} parameters) on {tokens} tokens in {time} at "
                                   "{tps} tokens/s (MFU {mfu}), {gpuh} GPU-hours.",
                                   model=est["model"]["name"], params=fmt.params(est["params"]["total"]),
-                                  tokens=fmt.tokens(est["setup"]["tokens"]), days=fmt.days(t["train_days"]),
+                                  tokens=fmt.tokens(est["setup"]["tokens"]), time=fmt.duration(t["train_s"], s),
                                   tps=fmt.rate(t["tokens_per_s"]), mfu=fmt.pct(t["mfu"]),
-                                  gpuh=fmt.count(c.get("gpu_hours")))
+                                  gpuh=fmt.gpu_hours(c.get("gpu_hours")))
             else:
                 text += " " + s.f("One step takes {step} at {tps} tokens/s (MFU {mfu}).",
-                                  step=fmt.seconds(t["step_s"]), tps=fmt.rate(t["tokens_per_s"]), mfu=fmt.pct(t["mfu"]))
+                                  step=fmt.duration(t["step_s"], s), tps=fmt.rate(t["tokens_per_s"]), mfu=fmt.pct(t["mfu"]))
             prices = [(k, v) for k, v in p.cost_by_price.items() if v is not None]
             if prices:
                 text += " " + s("Cost:") + " " + ", ".join(f"{fmt.usd(v)} {s(fmt.PRICE_LABELS[k]).lower()}"
@@ -164,7 +192,7 @@ class _Doc:
                        "({per_user} tokens/s per user); prefill of a {prompt}-token prompt takes {prefill}.",
                        plan=p.name, hw=hw, model=est["model"]["name"], tps=fmt.rate(t["decode_tokens_per_s"]),
                        batch=est["setup"]["batch"], per_user=fmt.rate(t["decode_tokens_per_s_per_user"]),
-                       prompt=est["setup"]["prompt_len"], prefill=fmt.seconds(t["prefill_s"]))
+                       prompt=est["setup"]["prompt_len"], prefill=fmt.duration(t["prefill_s"], s))
             if r.target_tokens_per_s:
                 key = ("This meets the target of {target} tokens/s." if t["decode_tokens_per_s"] >= r.target_tokens_per_s
                        else "This falls short of the target of {target} tokens/s.")
@@ -177,11 +205,34 @@ class _Doc:
         text += " " + s.f("Memory per GPU: {need} of {cap} ({verdict}).", need=fmt.gb(m.get("device_bytes")),
                           cap=fmt.gb(m["capacity_bytes"]), verdict=s("fits") if m["fits"] else s("does not fit"))
         self.p(self.e(text), "lead")
+        why = self._why()
+        if why:
+            self.p(self.e(why))
         others = [q for q in r.plans if q.ok and q.index != p.index]
         if others:
             self.p(self.e(self._comparison()))
         if est.get("advice", {}).get("text"):
             self.p(f'<i>{self.e(s("Engine advice:"))}</i> {self.e(s.engine(est["advice"]["text"]))}', "small")
+
+    def _why(self) -> str:
+        """The recommendation rule and the branch of it that chose the plan."""
+        r, s = self.r, self.s
+        rule = r.rule.get("rule")
+        if rule not in ("cheapest_on_demand", "fastest"):
+            return ""
+        kind = "training" if r.mode == "training" else "target" if r.target_tokens_per_s else "inference"
+        out = s(RULE_TEXT[kind])
+        if r.rule.get("target_met") is False:
+            out += " " + s.f("No plan that fits reaches the target of {target} tokens/s.",
+                             target=fmt.rate(r.target_tokens_per_s))
+        n, total, plan = r.rule["candidates"], r.rule["total"], r.recommended_plan.name
+        if rule == "cheapest_on_demand":
+            out += " " + s.f("{plan} is the cheapest of the {n} of {total} plans that qualify.", plan=plan, n=n,
+                             total=total)
+        else:
+            out += " " + s.f("{plan} is the fastest of the {n} of {total} plans that qualify; none of them has an "
+                             "on-demand price.", plan=plan, n=n, total=total)
+        return out
 
     def _mix(self, mix) -> str:
         if not mix:
@@ -192,11 +243,11 @@ class _Doc:
         r, s = self.r, self.s
         ok = [q for q in r.plans if q.ok]
         if r.mode == "training":
-            timed = [q for q in ok if q.estimate["time"].get("train_days") is not None]
+            timed = [q for q in ok if q.estimate["time"].get("train_s") is not None]
             parts = []
             if timed:
-                f = min(timed, key=lambda q: q.estimate["time"]["train_days"])
-                parts.append(s.f("fastest: {plan} ({days} days)", plan=f.name, days=fmt.days(f.estimate["time"]["train_days"])))
+                f = min(timed, key=lambda q: q.estimate["time"]["train_s"])
+                parts.append(s.f("fastest: {plan} ({time})", plan=f.name, time=fmt.duration(f.estimate["time"]["train_s"], s)))
             priced = [q for q in ok if q.cost_by_price.get("on_demand") is not None]
             if priced:
                 c = min(priced, key=lambda q: q.cost_by_price["on_demand"])
@@ -218,7 +269,7 @@ class _Doc:
     def inputs(self):
         r, s = self.r, self.s
         self.h2("Inputs")
-        chosen = r.chosen_plan
+        chosen = r.recommended_plan
         if chosen.ok:
             self.p(self.e(s.engine(chosen.estimate["model"]["summary"])), "small")
         items = [(s.option(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
@@ -234,7 +285,7 @@ class _Doc:
         for p in r.plans:
             o = p.options
             hw = o.get("instance") or o.get("gpu") or "-"
-            name = self.e(p.name) + (f' <b>({self.e(s("recommended"))})</b>' if p.index == r.chosen else "")
+            name = self.e(p.name) + (f' <b>({self.e(s("recommended"))})</b>' if r.recommends(p.index) else "")
             if not p.ok:
                 rows.append([name, self.e(hw), "-", "-", self.err(p.error)])
                 continue
@@ -301,10 +352,10 @@ class _Doc:
                     rows.append([self.e(p.name), self.err(p.error)])
                     continue
                 t, c = p.estimate["time"], p.estimate.get("cost", {})
-                rows.append([self.e(p.name), fmt.count(p.estimate["parallel"]["gpus"]), fmt.seconds(t["step_s"]),
-                             fmt.rate(t["tokens_per_s"]), fmt.pct(t["mfu"]), fmt.days(t.get("train_days")),
-                             fmt.count(c.get("gpu_hours"))])
-            self.table([s("Plan"), s("GPUs"), s("Step"), s("Tokens/s"), s("MFU"), s("Days"), s("GPU-hours")], rows,
+                rows.append([self.e(p.name), fmt.count(p.estimate["parallel"]["gpus"]), fmt.duration(t["step_s"], s),
+                             fmt.rate(t["tokens_per_s"]), fmt.pct(t["mfu"]), fmt.duration(t.get("train_s"), s),
+                             fmt.gpu_hours(c.get("gpu_hours"))])
+            self.table([s("Plan"), s("GPUs"), s("Step"), s("Tokens/s"), s("MFU"), s("Time to train"), s("GPU-hours")], rows,
                        align=["left"] + ["right"] * 6, widths=[31, 8, 11, 14, 9, 11, 16])
             self.h2("Cost of the training run (USD)")
             unit_note = s("Whole run at each price of the instance; '-' where the provider publishes no such price.")
@@ -319,9 +370,9 @@ class _Doc:
                 t = p.estimate["time"]
                 tps = t["decode_tokens_per_s"]
                 vs = "-" if not target else (f'{tps / target * 100:.0f}% ' + (s("meets") if tps >= target else s("short")))
-                rows.append([self.e(p.name), fmt.count(p.estimate["parallel"]["gpus"]), fmt.seconds(t["prefill_s"]),
+                rows.append([self.e(p.name), fmt.count(p.estimate["parallel"]["gpus"]), fmt.duration(t["prefill_s"], s),
                              fmt.rate(tps), self.e(vs), fmt.rate(t["decode_tokens_per_s_per_user"]),
-                             fmt.seconds(t.get("end_to_end_s")), fmt.seconds(t.get("serving_engine_decode_s_per_token"))])
+                             fmt.duration(t.get("end_to_end_s"), s), fmt.duration(t.get("serving_engine_decode_s_per_token"), s)])
             tgt = s.f("vs target {t}", t=fmt.rate(target)) if target else s("vs target")
             self.table([s("Plan"), s("GPUs"), s("Prefill"), s("Decode tokens/s"), tgt, s("Per user"),
                         s("Request latency"), s("vLLM per token")], rows, align=["left"] + ["right"] * 7,
@@ -348,14 +399,14 @@ class _Doc:
             rows.append([self.e(p.name)] + [f(p.cost_by_price.get(k)) for k in PRICE_KINDS] + [self.e(date)])
         self.table([s("Plan")] + [s(fmt.PRICE_LABELS[k]) for k in PRICE_KINDS] + [s("Prices dated")], rows,
                    align=["left"] + ["right"] * 4 + ["center"], widths=[30, 14, 14, 14, 12, 16])
-        self.p(self.e(unit_note), "small")
+        self.note(unit_note)
         for rate, given in sorted(converted):
             how = s("set in the scenario") if given else s("the built-in default, not a dated market rate")
-            self.p(self.e(s.f("¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).",
-                              rate=f"{rate:.2f}", how=how)), "small")
+            self.note(s.f("¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).",
+                          rate=f"{rate:.2f}", how=how))
         if stale:
-            self.p(self.e(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
-                              plans=", ".join(stale))), "small")
+            self.note(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
+                          plans=", ".join(stale)))
 
     def host_side(self):
         """Checkpoint, host RAM and input pipeline of each training plan (issue 19)."""
@@ -373,7 +424,7 @@ class _Doc:
                 need = f'<b style="color:#B22222">{self.e(need)} {self.e(s("no"))}</b>'
             else:
                 need = self.e(need)
-            rows.append([self.e(p.name), fmt.gb(c["resumable_bytes"]), fmt.seconds(c["write_s"]),
+            rows.append([self.e(p.name), fmt.gb(c["resumable_bytes"]), fmt.duration(c["write_s"], s),
                          fmt.pct(c["overhead_fraction"]), fmt.gb(c["disk_bytes"]), need,
                          self.e(s(INPUT_VERDICTS.get(inp["verdict"], inp["verdict"])))])
         self.table([s("Plan"), s("Checkpoint"), s("Write"), s("Overhead"), s("Disk (kept)"), s("Host RAM per node"),
@@ -394,17 +445,21 @@ class _Doc:
         sc = r.scaling
         self.p(self.e(s.f("Strong scaling: the layout of {plan} with the data-parallel degree grown over nodes of "
                           "{n} GPUs, global batch fixed; network {fabric}. Efficiency = throughput(n) / "
-                          "(n × throughput of the smallest count).", plan=r.chosen_plan.name,
+                          "(n × throughput of the smallest count).", plan=r.recommended_plan.name,
                           n=sc["gpus_per_node"], fabric=sc["fabric"])), "small")
         self.parts.append(self.chart_html(charts.scaling_chart(r, s)))
         rows = []
         for pt in sc["points"]:
             mark = " ◀" if pt["nodes"] == sc["plan_nodes"] else ""
             rows.append([f'{pt["nodes"]}{mark}', fmt.count(pt["gpus"]), fmt.rate(pt["tokens_per_s"]),
-                         fmt.pct(pt["efficiency"]), fmt.pct(pt["no_overlap_efficiency"]), fmt.seconds(pt["step_s"]),
+                         fmt.pct(pt["efficiency"]), fmt.pct(pt["no_overlap_efficiency"]), fmt.duration(pt["step_s"], s),
                          f'{(pt["step_s_plus_50us"] / pt["step_s"] - 1) * 100:+.2f}%'])
+        us = f"{LATENCY_ADDED_S * 1e6:g}"
         self.table([s("Nodes"), s("GPUs"), s("Tokens/s"), s("Efficiency"), s("No-overlap"), s("Step"),
-                    s("+50 µs latency")], rows, align=["right"] * 7, small=True)
+                    s.f("Step change at +{us} µs per hop", us=us)], rows, align=["right"] * 7, small=True)
+        self.note(s.f("Last column, latency sensitivity: how much longer a step takes when every step of every "
+                      "inter-node collective waits {us} µs more (a slower switch, or TCP in place of RDMA); a few "
+                      "percent or less: the plan is bound by bandwidth and compute, not by network latency.", us=us))
 
     def calibration(self):
         r, s = self.r, self.s
@@ -420,7 +475,7 @@ class _Doc:
         if c.get("gemm_max") is not None:
             rows.append([self.e(s("GEMM efficiency (of datasheet peak)")), fmt.pct(c["gemm_max"])])
         if c.get("gemm_overhead_s") is not None:
-            rows.append([self.e(s("Overhead per GEMM")), fmt.seconds(c["gemm_overhead_s"])])
+            rows.append([self.e(s("Overhead per GEMM")), fmt.duration(c["gemm_overhead_s"], s)])
         if c.get("bw_elementwise") is not None:
             rows.append([self.e(s("Memory-bound kernels (of HBM bandwidth)")), fmt.pct(c["bw_elementwise"])])
         for k, label in (("intra_busbw_gb_s", "Intra-node bus bandwidth"), ("inter_busbw_gb_s", "Inter-node bus bandwidth")):
@@ -433,7 +488,7 @@ class _Doc:
     def assumptions(self):
         r, s = self.r, self.s
         self.h2("Assumptions")
-        items = [s.engine(a) for a in r.assumptions]
+        items = [self._plain(s.engine(a)) for a in r.assumptions]
         if r.mode == "training":
             items.append(s("Costs: GPU-hours of the whole run at each hourly price of the instance (all GPUs of "
                            "every node billed); no storage, egress or idle time."))
@@ -445,6 +500,12 @@ class _Doc:
                            "cost per million output tokens at the on-demand price of the instances one deployment "
                            "needs, else at the price the instance has (the table names it)."))
         self.parts.append("<ul>" + "".join(f"<li>{self.e(a)}</li>" for a in items) + "</ul>")
+
+    def _plain(self, text: str) -> str:
+        """An engine sentence with the estimate's JSON field names said as the report says them."""
+        for key, label in INTERNAL_KEYS.items():
+            text = text.replace(key, self.s(label))
+        return text
 
     def sources(self):
         r, s = self.r, self.s
@@ -480,19 +541,22 @@ li {{ font-size: 8.5pt; }}
 """
 WEB_CSS = CSS + """
 body { max-width: 190mm; margin: 12mm auto; }
+h1 { text-wrap: balance; }
+h2, h3 { break-after: avoid; }
 svg.chart { display: block; margin: 6pt 0; max-width: 100%; height: auto; }
 a { color: #1F4E79; word-break: break-all; }
 """
 
 
 def render(report, target: str = "html", chart_html=None) -> str:
-    """The report as an HTML string for ``target`` ``"html"`` (browser) or ``"pdf"``; the
-    PDF target marks forced page breaks with ``PAGE_BREAK``."""
-    return "".join(render_parts(report, target, chart_html))
+    """The report as an HTML string for ``target`` ``"html"`` (browser) or ``"pdf"`` (the subset
+    QTextDocument reads; ``render_pdf`` adds where its major sections start)."""
+    return render_pdf(report, chart_html, target)[0]
 
 
-def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
-    """Like ``render`` but split at the forced page breaks: a list of whole HTML documents."""
+def render_pdf(report, chart_html=None, target: str = "pdf") -> tuple[str, list[int]]:
+    """(the report as one HTML document, the ordinals of the h2 headings that open a major
+    section: pdf.py starts those on a new page unless most of the page is still free)."""
     if chart_html is None:
         chart_html = lambda ch: to_svg(ch) if ch is not None else ""  # noqa: E731
     d = _Doc(report, target, chart_html)
@@ -512,6 +576,4 @@ def render_parts(report, target: str = "html", chart_html=None) -> list[str]:
     lang = "zh-CN" if report.lang == "zh_CN" else "en"
     head = (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"/>'
             f"<title>{escape(report.title)}</title><style>{css}</style></head><body>")
-    body = "\n".join(d.parts)
-    chunks = body.split(PAGE_BREAK) if target == "pdf" else [body]
-    return [head + c + "</body></html>\n" for c in chunks]
+    return head + "\n".join(d.parts) + "</body></html>\n", d.majors

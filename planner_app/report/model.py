@@ -98,7 +98,7 @@ class Report:
     mode: str  # training | inference
     workload: dict
     plans: list[PlanResult]
-    chosen: int
+    chosen: int  # the scenario's chosen_plan: the plan open in the planner (not a recommendation)
     currency: str
     target_tokens_per_s: float | None = None
     scaling: dict | None = None  # {"gpus_per_node", "points": [...], "plan_nodes", "fabric"} or {"error"}
@@ -107,10 +107,21 @@ class Report:
     serving: dict | None = None
     assumptions: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    # the plan the report recommends and the rule that picked it (``recommend``)
+    recommended: int = 0
+    rule: dict = field(default_factory=dict)
 
     @property
     def chosen_plan(self) -> PlanResult:
         return self.plans[self.chosen]
+
+    @property
+    def recommended_plan(self) -> PlanResult:
+        return self.plans[self.recommended]
+
+    def recommends(self, index: int) -> bool:
+        """Whether plan ``index`` is the recommendation (when no plan fits, none is)."""
+        return index == self.recommended and self.rule.get("rule") in ("cheapest_on_demand", "fastest")
 
     def to_dict(self) -> dict:
         """JSON-ready: the scenario and every plan's estimate, plus what the report added."""
@@ -118,7 +129,8 @@ class Report:
             "report": {"title": self.title, "project": self.project, "author": self.author, "created": self.created,
                        "app_version": self.app_version, "engine_version": self.engine_version,
                        "spec_data": self.spec_data, "lang": self.lang, "mode": self.mode,
-                       "chosen_plan": self.chosen, "currency": self.currency,
+                       "chosen_plan": self.chosen, "recommended_plan": self.recommended,
+                       "recommendation_rule": self.rule, "currency": self.currency,
                        "target_tokens_per_s": self.target_tokens_per_s},
             "scenario": self.scenario,
             "plans": [{"name": p.name, "options": p.options,
@@ -156,8 +168,9 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
                  engine_version=ENGINE_VERSION, spec_data=_spec_data_version(db), mode=mode, workload=workload,
                  plans=plans, chosen=int(sc.get("chosen_plan", 0) or 0), currency=sc.get("currency") or "USD",
                  target_tokens_per_s=workload.get("target_tokens_per_s"))
-    if mode == "training" and rep.chosen_plan.ok:
-        rep.scaling = _scaling(rep.chosen_plan, db)
+    rep.recommended, rep.rule = recommend(plans, mode, rep.target_tokens_per_s, rep.chosen)
+    if mode == "training" and rep.recommended_plan.ok:
+        rep.scaling = _scaling(rep.recommended_plan, db)
     if sc.get("calibration"):
         rep.calibration = _calibration(sc["calibration"], db)
     # the serving numbers are gpu-planner serve's (one engine): the report adds none of its own
@@ -167,6 +180,45 @@ def build_report(sc: dict, db, lang: str = "en", today: _dt.date | None = None) 
         rep.assumptions += [a for a in rep.serving["assumptions"] if a not in rep.assumptions]
     rep.sources = _sources(plans, db, rep.serving)
     return rep
+
+
+# ---- the recommendation ------------------------------------------------------------------
+# The rule (the report states which branch chose): of the plans that fit in GPU memory -- for
+# inference with a target, those that also reach it, when any does -- the cheapest at the on-demand
+# price (one price kind, so like is compared with like: a spot-only price is not "cheaper"); when
+# none of them has an on-demand price, the fastest. When no plan fits, none is recommended and the
+# plan open in the planner is shown.
+RULES = ("cheapest_on_demand", "fastest", "none_fits", "none_estimated")
+
+
+def _speed(p: PlanResult) -> float:
+    """Larger is faster: training tokens/s (same order as the time to train), decode tokens/s."""
+    t = p.estimate["time"]
+    return float(t["tokens_per_s"] if p.estimate["mode"] == "training" else t["decode_tokens_per_s"])
+
+
+def recommend(plans: list[PlanResult], mode: str, target_tokens_per_s: float | None,
+              opened: int) -> tuple[int, dict]:
+    """(index of the recommended plan, the rule that chose it: {"rule", "candidates", "total",
+    "target_met"}). ``opened``: the plan open in the planner, shown when no plan fits."""
+    ok = [p for p in plans if p.ok]
+    rule = {"total": len(plans), "candidates": 0, "target_met": None}
+    if not ok:
+        return opened, rule | {"rule": "none_estimated"}
+    fit = [p for p in ok if p.estimate["memory"]["fits"]]
+    if not fit:
+        return opened, rule | {"rule": "none_fits"}
+    if mode != "training" and target_tokens_per_s:
+        meet = [p for p in fit if p.estimate["time"]["decode_tokens_per_s"] >= target_tokens_per_s]
+        rule["target_met"] = bool(meet)
+        fit = meet or fit
+    rule["candidates"] = len(fit)
+    priced = [p for p in fit if p.cost_by_price.get("on_demand") is not None]
+    if priced:  # ties: the faster, then the first listed
+        best = min(priced, key=lambda p: (p.cost_by_price["on_demand"], -_speed(p), p.index))
+        return best.index, rule | {"rule": "cheapest_on_demand"}
+    best = min(fit, key=lambda p: (-_speed(p), p.index))
+    return best.index, rule | {"rule": "fastest"}
 
 
 # ---- prices -------------------------------------------------------------------------------

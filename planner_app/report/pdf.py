@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import sys
 
@@ -25,6 +26,7 @@ from PySide6.QtGui import (
     QPen,
     QPyTextObject,
     QTextCharFormat,
+    QTextCursor,
     QTextDocument,
     QTextFormat,
 )
@@ -32,7 +34,7 @@ from PySide6.QtWidgets import QApplication
 
 from planner_app.paths import resources_dir
 from planner_app.report import charts as C
-from planner_app.report.html import render_parts
+from planner_app.report.html import render_pdf
 from planner_app.report.text import Strings
 
 DPI = 96  # layout units: CSS pixels; fonts in points scale with it
@@ -44,6 +46,14 @@ HEADER_PX = 30.0
 FOOTER_PX = 30.0
 FONT_FILE = "wqy-microhei.ttc"
 _font_family: list = []
+
+# Pagination (one flowing document; our rules, not Qt's page-break-before, which loses blocks):
+KEEP_WITH_NEXT_PX = 60.0  # a heading keeps at least this much of what follows (three table rows) on its page
+MAJOR_ROOM = 0.3  # a major section (memory, serving, scaling) starts a new page when less of the page is left
+LAST_PAGE_MIN = 0.2  # a last page filled less than this is a page of leftovers: lay the report out smaller ...
+SCALES = (1.0, 0.97, 0.94, 0.91)  # ... at most 9% smaller (a print "shrink to fit")
+LONE_TAIL = 0.25  # a title whose last line is shorter than this share of the width leaves a word alone ...
+TITLE_MIN_PT = 14.0  # ... it is set smaller, down to this size
 
 
 @contextlib.contextmanager
@@ -157,8 +167,16 @@ def paint_chart(p: QPainter, ch: C.Chart, family: str) -> None:
             p.drawText(QPointF(x, it.y), it.text)
 
 
-def _build_documents(report, family: str, width_px: float, height_px: float) -> list:
-    """One QTextDocument per run of pages (the report's forced page breaks split them)."""
+def _blocks(doc):
+    b = doc.begin()
+    while b.isValid():
+        yield b
+        b = b.next()
+
+
+def _build_document(report, family: str, width_px: float, height_px: float) -> tuple[QTextDocument, list]:
+    """The report as one paginated QTextDocument of pages ``width_px`` x ``height_px``, and the
+    h2 ordinals of its major sections."""
     charts_by_name = {}
 
     def chart_html(ch):
@@ -168,29 +186,98 @@ def _build_documents(report, family: str, width_px: float, height_px: float) -> 
         charts_by_name[ch.name] = ch
         return f"<p>@@CHART:{ch.name}@@</p>"
 
-    parts = render_parts(report, target="pdf", chart_html=chart_html)
+    html, majors = render_pdf(report, chart_html)
     handler = _ChartObject(charts_by_name, family)
-    docs = []
-    for html in parts:
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        font = QFont(family)
-        font.setPointSizeF(9.5)
-        doc.setDefaultFont(font)
-        doc.documentLayout().registerHandler(CHART_OBJECT, handler)
-        doc.setHtml(html)
-        for name in charts_by_name:
-            cur = doc.find(f"@@CHART:{name}@@")
-            if cur.isNull():
-                continue
-            f = QTextCharFormat()
-            f.setObjectType(CHART_OBJECT)
-            f.setProperty(CHART_PROP, name)
-            cur.insertText("\ufffc", f)
-        doc.setPageSize(QSizeF(width_px, height_px))  # lay out once, after the edits
-        doc._chart_handler = handler  # keep the handler alive as long as the document
-        docs.append(doc)
-    return docs
+    doc = QTextDocument()
+    doc.setDocumentMargin(0)
+    font = QFont(family)
+    font.setPointSizeF(9.5)
+    doc.setDefaultFont(font)
+    doc.documentLayout().registerHandler(CHART_OBJECT, handler)
+    doc.setHtml(html)
+    for name in charts_by_name:
+        cur = doc.find(f"@@CHART:{name}@@")
+        if cur.isNull():
+            continue
+        f = QTextCharFormat()
+        f.setObjectType(CHART_OBJECT)
+        f.setProperty(CHART_PROP, name)
+        cur.insertText("\ufffc", f)
+    doc.setPageSize(QSizeF(width_px, height_px))  # lay out once, after the edits
+    doc._chart_handler = handler  # keep the handler alive as long as the document
+    _fit_title(doc, width_px)
+    _keep_headings(doc, height_px, majors)
+    return doc, majors
+
+
+def _lone_tail(block, width: float) -> bool:
+    lay = block.layout()
+    n = lay.lineCount()
+    return n > 1 and lay.lineAt(n - 1).naturalTextWidth() < LONE_TAIL * width
+
+
+def _fit_title(doc: QTextDocument, width: float) -> None:
+    """The title (h1) a little smaller while its last line would hold a word or a character alone."""
+    block = next((b for b in _blocks(doc) if b.blockFormat().headingLevel() == 1), None)
+    if block is None:
+        return
+    doc.pageCount()  # lay out
+    pt = block.begin().fragment().charFormat().font().pointSizeF()  # the size the style sheet gave it
+    while _lone_tail(block, width) and pt > TITLE_MIN_PT:
+        pt -= 0.5
+        cur = QTextCursor(block)
+        cur.setPosition(block.position() + block.length() - 1, QTextCursor.KeepAnchor)
+        f = QTextCharFormat(block.begin().fragment().charFormat())
+        f.clearProperty(QTextFormat.FontSizeAdjustment)  # <h1>'s own step would override the size
+        f.setFontPointSize(pt)
+        cur.setCharFormat(f)
+        doc.pageCount()
+
+
+def _keep_headings(doc: QTextDocument, page_h: float, majors: list) -> None:
+    """Move a heading to the next page when what follows it would not start on its page (a chart,
+    the first rows of a table), and a major section when little of the page is left. In document
+    order: each move shifts what comes after."""
+    layout = doc.documentLayout()
+    h2 = -1
+    for block in _blocks(doc):
+        level = block.blockFormat().headingLevel()
+        if level not in (2, 3):
+            continue
+        h2 += level == 2
+        r = layout.blockBoundingRect(block)
+        page_top = math.floor(r.top() / page_h) * page_h
+        if r.top() - page_top < 2:  # already heads its page
+            continue
+        room = page_top + page_h - r.top()
+        nxt = block.next()
+        follow = nxt.layout().lineAt(0).height() if nxt.isValid() and nxt.layout().lineCount() else 0.0
+        major = level == 2 and h2 in majors and room < MAJOR_ROOM * page_h
+        if major or r.height() + max(follow, KEEP_WITH_NEXT_PX) > room:
+            f = block.blockFormat()
+            f.setTopMargin(f.topMargin() + room)
+            QTextCursor(block).setBlockFormat(f)
+
+
+def _last_page_fill(doc: QTextDocument, page_h: float) -> float:
+    """How far down its last page the document's text reaches (0..1)."""
+    b = doc.lastBlock()
+    while b.previous().isValid() and not b.text().strip():
+        b = b.previous()
+    bottom = doc.documentLayout().blockBoundingRect(b).bottom()
+    return (bottom - (doc.pageCount() - 1) * page_h) / page_h
+
+
+def _layout(report, family: str, width_px: float, height_px: float) -> tuple[QTextDocument, float]:
+    """(the document, the scale it is painted at): full size, or a little smaller where full size
+    would leave a last page of a few lines."""
+    first = None
+    for scale in SCALES:
+        doc, _ = _build_document(report, family, width_px / scale, height_px / scale)
+        first = first or (doc, scale)
+        if doc.pageCount() == 1 or _last_page_fill(doc, height_px / scale) >= LAST_PAGE_MIN:
+            return doc, scale
+    return first
 
 
 def write_pdf(report, path: str, paper: str = "A4", progress=None) -> int:
@@ -214,24 +301,29 @@ def _write_pdf(report, path, paper, progress) -> int:
     body_h = area.height() - HEADER_PX - FOOTER_PX
     if progress:
         progress(0.35, s("Laying out the report"))
-    docs = _build_documents(report, family, area.width(), body_h)
-    pages = [(doc, i) for doc in docs for i in range(max(1, doc.pageCount()))]
+    doc, scale = _layout(report, family, area.width(), body_h)
+    page_h = body_h / scale  # a page of the document, in its own (unscaled) units
+    pages = range(max(1, doc.pageCount()))
     painter = QPainter()
     if not painter.begin(writer):
         raise ReportError(f"cannot write {path}")
     try:
         small = QFont(family)
         small.setPointSizeF(7.5)
-        for n, (doc, i) in enumerate(pages):
+        for n in pages:
             if n:
                 writer.newPage()
             _header_footer(painter, report, s, small, area.width(), area.height(), n + 1, len(pages))
             painter.save()
-            painter.translate(0, HEADER_PX - i * body_h)
-            clip = QRectF(0, i * body_h, area.width(), body_h)
+            painter.translate(0, HEADER_PX)
+            painter.scale(scale, scale)
+            painter.translate(0, -n * page_h)
+            clip = QRectF(0, n * page_h, area.width() / scale, page_h)
             painter.setClipRect(clip)
             ctx = QAbstractTextDocumentLayout.PaintContext()
-            ctx.clip = clip
+            # lines that start at the page's bottom edge or end at its top edge belong to the next or the
+            # previous page: not drawn here (a clipped line still puts its text into the PDF)
+            ctx.clip = clip.adjusted(0, 0.5, 0, -0.5)
             doc.documentLayout().draw(painter, ctx)
             painter.restore()
             if progress:

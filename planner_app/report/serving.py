@@ -186,18 +186,17 @@ def _step_time(doc, ok: list[dict]) -> None:
 
 def _notes(doc, sv: dict, ok: list[dict]) -> None:
     s = doc.s
-    doc.p(doc.e(s("Each column is gpu-planner serve with the scenario's serve section on that plan's machine; cost "
-                  "per million output tokens is the on-demand hourly price of the instances one deployment needs "
-                  "divided by its output tokens/s, running all the time; '∞': requests queue without bound.")),
-          "small")
+    doc.note(s("Each column is gpu-planner serve with the scenario's serve section on that plan's machine; cost "
+               "per million output tokens is the on-demand hourly price of the instances one deployment needs "
+               "divided by its output tokens/s, running all the time; '∞': requests queue without bound."))
+    # the price notes the cost section has made already are not repeated (doc.note says each once)
     rates = sorted({(d["price"]["cny_per_usd"], d["price"]["rate_given"]) for d in ok
                     if d["price"] and d["price"]["converted"]})
     for rate, given in rates:
         how = s("set in the scenario") if given else s("the built-in default, not a dated market rate")
-        doc.p(doc.e(s.f("¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).",
-                        rate=f"{rate:.2f}", how=how)), "small")
+        doc.note(s.f("¥→$: the provider quotes this price in CNY; converted to USD at {rate} CNY per USD ({how}).",
+                     rate=f"{rate:.2f}", how=how))
     stale = [d for d in ok if d["price"] and d["price"]["stale"]]
     if stale:
         names = ", ".join(d["name"] if d["name"] is not None else s("Serve page deployment") for d in stale)
-        doc.p(doc.e(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS,
-                        plans=names)), "small")
+        doc.note(s.f("Prices more than {days} days old may be stale: {plans}.", days=STALE_AFTER_DAYS, plans=names))

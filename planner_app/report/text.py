@@ -4,7 +4,7 @@ Every fixed string goes through ``planner_app.i18n.tr("Report", ...)``; for zh_C
 the Qt translator has no entry (no compiled ``.qm``, or an older one) the string comes
 from ``zh_cn.STRINGS``. English reports never consult the translator, so a GUI running
 in Chinese can still write an English report. Numbers are formatted the same in both
-languages (the format the tests read back).
+languages (the format the tests read back); a duration's unit word (min, h, days) is translated.
 """
 from __future__ import annotations
 
@@ -70,8 +70,20 @@ def usd_per_m(v: float | None) -> str:
     return "-" if v is None else f"${v:,.3f}"
 
 
-def days(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.1f}"
+# The words of units.fmt_seconds that a report translates (s, ms and us stay SI symbols)
+DURATION_WORDS = ("min", "h", "days")
+
+
+def duration(v: float | None, s: Strings) -> str:
+    """A run's length in its natural unit and the report's language: "2.6 min", "2.6 分钟", "59.5 days"."""
+    return units.fmt_seconds(v, {w: s(w) for w in DURATION_WORDS})
+
+
+def gpu_hours(v: float | None) -> str:
+    """GPU-hours: one decimal below 100 (a short job is 0.3, not 0), whole hours above."""
+    if v is None:
+        return "-"
+    return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
 
 
 def count(v: float | None) -> str:
@@ -85,10 +97,6 @@ def rate(v: float | None) -> str:
 
 def pct(v: float | None) -> str:
     return "-" if v is None else f"{v * 100:.1f}%"
-
-
-def seconds(v: float | None) -> str:
-    return units.fmt_seconds(v)
 
 
 def gb(v: float | None) -> str:

@@ -50,9 +50,13 @@ STRINGS = {
     "Notes": "备注",
     # recommendation
     "{plan}: {hw} on {nodes} node(s).": "{plan}：{hw}，共 {nodes} 个节点。",
-    "It trains {model} ({params} parameters) on {tokens} tokens in {days} days at {tps} tokens/s (MFU {mfu}), "
-    "{gpuh} GPU-hours.": "在 {tokens} 个 token 上训练 {model}（{params} 参数）需要 {days} 天，吞吐 {tps} token/秒"
+    "It trains {model} ({params} parameters) on {tokens} tokens in {time} at {tps} tokens/s (MFU {mfu}), "
+    "{gpuh} GPU-hours.": "在 {tokens} 个 token 上训练 {model}（{params} 参数）需要 {time}，吞吐 {tps} token/秒"
                          "（MFU {mfu}），共 {gpuh} GPU 小时。",
+    # durations (report/text.duration: units.fmt_seconds with these words)
+    "min": "分钟",
+    "h": "小时",
+    "days": "天",
     "One step takes {step} at {tps} tokens/s (MFU {mfu}).": "每步耗时 {step}，吞吐 {tps} token/秒（MFU {mfu}）。",
     "Cost:": "成本：",
     "At the blended price ({mix}): {usd}.": "按混合价格（{mix}）：{usd}。",
@@ -71,12 +75,31 @@ STRINGS = {
     "does not fit": "放不下",
     "The chosen plan, {plan}, could not be estimated:": "所选方案 {plan} 无法估算：",
     "Across the {n} compared plans": "在 {n} 个对比方案中",
-    "fastest: {plan} ({days} days)": "最快：{plan}（{days} 天）",
+    "fastest: {plan} ({time})": "最快：{plan}（{time}）",
     "fastest: {plan} ({tps} tokens/s)": "最快：{plan}（{tps} token/秒）",
     "cheapest on demand: {plan} ({usd})": "按需价格最便宜：{plan}（{usd}）",
     "cheapest per million tokens: {plan} ({usd})": "每百万 token 最便宜：{plan}（{usd}）",
     "{n} plan(s) could not be estimated.": "{n} 个方案无法估算。",
     "Engine advice:": "引擎建议：",
+    # the recommendation rule (report/model.recommend, html.RULE_TEXT)
+    "Recommendation rule: of the plans that fit in GPU memory, the cheapest at the on-demand price; when none of "
+    "them has an on-demand price, the fastest.":
+        "推荐规则：在能装入 GPU 显存的方案中，选按需价格最低者；若这些方案都没有按需价格，则选最快者。",
+    "Recommendation rule: of the plans that fit in GPU memory, the cheapest per million tokens at the on-demand "
+    "price; when none of them has an on-demand price, the fastest.":
+        "推荐规则：在能装入 GPU 显存的方案中，选按需价格下每百万 token 成本最低者；若这些方案都没有按需价格，则选最快者。",
+    "Recommendation rule: of the plans that fit in GPU memory and reach the target tokens/s (all that fit when "
+    "none reaches it), the cheapest per million tokens at the on-demand price; when none of them has an "
+    "on-demand price, the fastest.":
+        "推荐规则：在能装入 GPU 显存且达到目标 token/秒 的方案中（没有方案达到目标时，在所有能装入的方案中），"
+        "选按需价格下每百万 token 成本最低者；若这些方案都没有按需价格，则选最快者。",
+    "No plan that fits reaches the target of {target} tokens/s.": "能装入显存的方案都未达到 {target} token/秒 的目标。",
+    "{plan} is the cheapest of the {n} of {total} plans that qualify.":
+        "{plan} 是 {total} 个方案中 {n} 个符合条件者里最便宜的。",
+    "{plan} is the fastest of the {n} of {total} plans that qualify; none of them has an on-demand price.":
+        "{plan} 是 {total} 个方案中 {n} 个符合条件者里最快的；它们都没有按需价格。",
+    "None of the {total} plans fits in GPU memory, so none is recommended; shown: {plan}, the plan open in the "
+    "planner.": "{total} 个方案都无法装入 GPU 显存，因此不作推荐；此处展示规划器中打开的方案 {plan}。",
     "Estimate failed:": "估算失败：",
     "estimate failed": "估算失败",
     # inputs
@@ -138,7 +161,6 @@ STRINGS = {
     "Step": "单步时间",
     "Tokens/s": "token/秒",
     "MFU": "MFU",
-    "Days": "天数",
     "GPU-hours": "GPU 小时",
     "On-demand": "按需",
     "1-yr reserved": "1 年预留",
@@ -181,7 +203,12 @@ STRINGS = {
     "nodes ({n} GPUs each, log scale)": "节点数（每节点 {n} 个 GPU，对数坐标）",
     "Nodes": "节点数",
     "No-overlap": "无重叠",
-    "+50 µs latency": "+50 微秒延迟",
+    "Step change at +{us} µs per hop": "每跳延迟 +{us} 微秒时的单步变化",
+    "Last column, latency sensitivity: how much longer a step takes when every step of every inter-node collective "
+    "waits {us} µs more (a slower switch, or TCP in place of RDMA); a few percent or less: the plan is bound by "
+    "bandwidth and compute, not by network latency.":
+        "最后一列为延迟敏感度：每个节点间集合通信的每一步多等待 {us} 微秒（交换机更慢，或用 TCP 代替 RDMA）时，单步时间"
+        "增加多少；只有几个百分点或更少，说明该方案受带宽和计算限制，而不受网络延迟限制。",
     # calibration
     "The scenario names calibration profile {name!r}, which could not be used:": "场景指定的校准配置 {name!r} 无法使用：",
     "Profile": "配置",
@@ -200,6 +227,7 @@ STRINGS = {
                                      "不含存储、出网流量和空闲时间。",
     "Cost per million tokens: the instance's hourly price divided by the decode throughput at the given batch, "
     "running all the time.": "每百万 token 成本：实例小时价格除以给定批大小下的解码吞吐，按持续满载运行计算。",
+    "the peak allocated memory": "峰值分配显存",
     "Kind": "类别",
     "Row": "条目",
     "Source": "来源",

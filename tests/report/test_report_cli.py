@@ -142,18 +142,21 @@ def _cli_args(options: dict) -> list[str]:
     return args
 
 
-def test_pdf_numbers_match_gpu_planner_estimate(app, tmp_path, capsys):
+def test_pdf_numbers_match_gpu_planner_estimate(app, db, tmp_path, capsys):
     """The recommended plan's numbers in the PDF are what `gpu-planner estimate --json`
     prints for the same options."""
+    from planner_app import units
+    from planner_app.report.model import build_report
+
     path = [p for p in EXAMPLES if "llama-70b" in p][0]
     sc = scenario.load(path)
-    opts = scenario.plan_options(sc, sc["chosen_plan"])
+    opts = scenario.plan_options(sc, build_report(sc, db).recommended)
     assert main(["estimate", *_cli_args(opts), "--json"]) == 0
     est = json.loads(capsys.readouterr().out)
     out = tmp_path / "r.pdf"
     assert main(["report", path, "-o", str(out)]) == 0
     text = pdf_text(str(out))
-    for s in (f"{est['time']['train_days']:.1f} days", f"{est['time']['tokens_per_s']:,.0f} tokens/s",
+    for s in (f"in {units.fmt_seconds(est['time']['train_s'])}", f"{est['time']['tokens_per_s']:,.0f} tokens/s",
               f"MFU {est['time']['mfu'] * 100:.1f}%", f"{est['cost']['gpu_hours']:,.0f} GPU-hours",
               f"${est['cost']['usd_by_price']['on_demand']:,.0f}"):
         assert s in text, s

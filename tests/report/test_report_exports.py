@@ -154,10 +154,10 @@ def test_training_costs_are_the_estimates(db):
         assert p.cost_by_price == p.estimate["cost"]["usd_by_price"]
 
 
-def test_scaling_curve_contains_the_chosen_plan(db):
+def test_scaling_curve_contains_the_recommended_plan(db):
     rep = _report(db, TRAINING)
     sc = rep.scaling
-    est = rep.chosen_plan.estimate
+    est = rep.recommended_plan.estimate
     pt = [x for x in sc["points"] if x["gpus"] == est["parallel"]["gpus"]]
     assert len(pt) == 1
     # same layout, same global batch: the curve's point is the estimate's step

@@ -54,8 +54,9 @@ def test_numbers_in_the_pdf_are_the_estimates(path, example_pdfs, db):
         expected = []
         if e["mode"] == "training":
             expected += [f"{t['tokens_per_s']:,.0f}", f"{t['mfu'] * 100:.1f}%"]
-            if "train_days" in t:
-                expected += [f"{t['train_days']:.1f}", f"{c['gpu_hours']:,.0f}"]
+            if "train_s" in t:  # the time to train in its natural unit (2.6 min, 10.2 h, 59.5 days)
+                gpuh = c["gpu_hours"]
+                expected += [units.fmt_seconds(t["train_s"]), f"{gpuh:,.1f}" if gpuh < 100 else f"{gpuh:,.0f}"]
             for v in (c.get("usd_by_price") or {}).values():
                 if v is not None:
                     expected.append(_usd(v))

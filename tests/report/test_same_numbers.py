@@ -76,8 +76,8 @@ def _check_scenario(sc: dict, db) -> int:
         for pt in own:
             for k in ("step_s", "tokens_per_s", "device_bytes", "train_s", "gpu_hours", "usd"):
                 _same(getattr(pt, k), w[k], f"scaling plan {i} {k}")
-    if report.mode == "training" and report.chosen_plan.ok and "points" in report.scaling:
-        chosen = _numbers(report.chosen_plan.estimate)
+    if report.mode == "training" and report.recommended_plan.ok and "points" in report.scaling:
+        chosen = _numbers(report.recommended_plan.estimate)  # the curve is the recommended plan's
         own = [pt for pt in report.scaling["points"] if pt["gpus"] == report.scaling["plan_gpus"]]
         assert own, "the report's curve has no point at the chosen plan's node count"
         for k in ("step_s", "device_bytes", "train_s", "usd"):
@@ -94,7 +94,7 @@ def test_the_qlora_example_scaling_curve_is_its_estimate(db):
     path = next(p for p in scenario.examples() if p.endswith("qlora-8b-one-gpu.json"))
     sc = scenario.load(path)
     report = build_report(sc, db)
-    est = report.chosen_plan.estimate
+    est = report.recommended_plan.estimate
     first = report.scaling["points"][0]
     assert report.scaling["plan_gpus"] == 1 and first["gpus"] == 1
     assert first["step_s"] == est["time"]["step_s"]

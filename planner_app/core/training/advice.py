@@ -100,10 +100,19 @@ def _combined(model, hw, setup, plan, singles: list, cap: float, base_t: float, 
 # The changes the advice lists at most
 ADVICE_CHANGES = 8
 
+# A plan that fits and whose whole run is shorter than this is not told to take more GPUs to go faster:
+# a job's fixed start-up (launching instances, loading the weights -- 140 GB of a 70B model in bf16 at
+# ~1 GB/s from network storage is over 2 minutes -- and initialising NCCL) is minutes, clouds bill
+# whole instances (EC2: per second, 60 s minimum: aws.amazon.com/ec2/pricing/on-demand), and halving
+# a run of minutes saves minutes. A judgement, stated in the advice where it applies.
+SHORT_RUN_S = 3600.0
 
-def advise(model, hw, setup, plan, base=None) -> tuple[dict, list[Change]]:
+
+def advise(model, hw, setup, plan, base=None, run_s: float | None = None) -> tuple[dict, list[Change]]:
     """(summary of the plan as it is, ranked changes). ``base``: the plan's own (MemoryResult,
-    step seconds) where the caller has them already (the estimate does), else computed here."""
+    step seconds) where the caller has them already (the estimate does), else computed here.
+    ``run_s``: the whole run's seconds (with a token budget); a plan that fits and runs for less
+    than ``SHORT_RUN_S`` is offered no change that takes more GPUs."""
     cap = hw.gpu.capacity_bytes
     if base is None:
         base = training_memory(model, setup, plan, cap), step_time(model, hw, setup, plan).step_s
@@ -130,6 +139,9 @@ def advise(model, hw, setup, plan, base=None) -> tuple[dict, list[Change]]:
         changes.sort(key=lambda c: (not c.fits, c.gpus, c.label.template in _OTHER_TRAINING, c.time_change))
     else:  # it fits: faster settings for the same training (LoRA would train something else)
         changes = [c for c in changes if c.fits and c.time_change < -0.01 and c.label.template not in _OTHER_TRAINING]
+        if run_s is not None and run_s < SHORT_RUN_S and any(c.gpus > plan.gpus for c in changes):
+            changes = [c for c in changes if c.gpus <= plan.gpus]
+            summary["short_run_s"] = SHORT_RUN_S  # more GPUs left out: the run is too short for them
         changes.sort(key=lambda c: c.time_change)
     return summary, changes[:ADVICE_CHANGES]
 
@@ -137,7 +149,12 @@ def advise(model, hw, setup, plan, base=None) -> tuple[dict, list[Change]]:
 def advice_text(summary: dict, changes: list[Change]) -> Text:
     """One sentence: the verdict, then each change with its effect on memory and time."""
     gb = 1e9
+    short = summary.get("short_run_s")
     if summary["fits"] and not changes:
+        if short:
+            return Text(QT_TRANSLATE_NOOP("Engine", "fits; no change suggested: the whole run takes under {minutes:.0f} "
+                                                    "minutes, too short for more GPUs to pay for their start-up"),
+                        minutes=short / 60)
         return Text(QT_TRANSLATE_NOOP("Engine", "fits; no single change makes it faster"))
     parts = []
     for c in changes:
@@ -156,6 +173,9 @@ def advice_text(summary: dict, changes: list[Change]) -> Text:
             parts.append(Text(QT_TRANSLATE_NOOP("Engine", "{change} {memory} and {time} (still does not fit)"),
                               change=c.label, memory=mem, time=tim))
     joined = TextList(QT_TRANSLATE_NOOP("Engine", "; "), parts)
+    if summary["fits"] and short:
+        return Text(QT_TRANSLATE_NOOP("Engine", "fits; faster with: {changes} (no more GPUs: the whole run takes under "
+                                                "{minutes:.0f} minutes)"), changes=joined, minutes=short / 60)
     if summary["fits"]:
         return Text(QT_TRANSLATE_NOOP("Engine", "fits; faster with: {changes}"), changes=joined)
     return Text(QT_TRANSLATE_NOOP("Engine", "does not fit by {gb:.1f} GB: {changes}"),

@@ -301,7 +301,7 @@ def estimate_training(model, hw: Hardware, setup: TrainingSetup, plan: ParallelP
     if extras and model.is_transformer:
         largest = largest_micro_batch(model, setup, plan, cap)
         few = fewest_gpus(model, setup, plan, cap)
-        summary, changes = advise(model, hw, setup, plan, base=(mem, st.step_s))
+        summary, changes = advise(model, hw, setup, plan, base=(mem, st.step_s), run_s=train_s)
         advice = {"text": advice_text(summary, changes),
                   "changes": [{"change": c.label, "fits": c.fits, "saves_bytes": c.saves_bytes,
                                "time_change": c.time_change, "gpus": c.gpus} for c in changes]}
