@@ -45,8 +45,8 @@ def _cny_candidates(db, res) -> set:
 
 
 def format_text(model, tokens: float, res, assumptions: list | None = None, converted=frozenset()) -> str:
-    """The ranked plans as a table (machine names in full), then the assumptions and the
-    ``estimate`` command of the best plan."""
+    """The ranked plans as a table (machine names in full; times in their natural unit; "+N": plans
+    folded into the row), then the assumptions and the ``estimate`` command of the best plan."""
     lines = [f"{model.summary()}; {tokens:.3g} tokens; {res.evaluated:,} configurations scored in "
              f"{res.elapsed_s:.2f} s ({res.fitting:,} fit)"]
     lines += [f"  note: {n}" for n in res.notes]
@@ -54,9 +54,12 @@ def format_text(model, tokens: float, res, assumptions: list | None = None, conv
     cost_head = f"cost $ ({PRICE_LABELS[res.price_basis]})"
     cost_w = max(14, len(cost_head), *[len(p["cost"].get("note", "")) for p in res.plans])
     lines.append(f"{'#':>2} {'machine':{width}s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'dp':>4} {'cp':>3} {'ep':>3} "
-                 f"{'sp':>3} {'schedule':>13} {'Z':>2} {'mb':>3} {'recompute':>9} {'days':>8} {'MFU':>6} "
-                 f"{cost_head:>{cost_w}}")
+                 f"{'sp':>3} {'schedule':>13} {'Z':>2} {'mb':>3} {'recompute':>9} {'time':>10} {'MFU':>6} "
+                 f"{cost_head:>{cost_w}} similar")
     for i, p in enumerate(res.plans, 1):
+        if i > 1 and not p.get("best_for_gpus", True) and res.plans[i - 2].get("best_for_gpus", True):
+            lines.append("   other plans on the machines and GPU counts above (each slower and dearer than its "
+                         "machine's row at that count):")
         q = p["parallel"]
         usd = p["cost"]["usd"]
         sched = q["pp_schedule"] + (f" vp={q['vp']}" if q["pp_schedule"] == "interleaved" else "")
@@ -65,8 +68,9 @@ def format_text(model, tokens: float, res, assumptions: list | None = None, conv
             cost = "¥→$ " + cost  # a CNY price converted to USD (the rate is in the notes below)
         lines.append(f"{i:>2} {p['candidate']:{width}s} {q['gpus']:>5} {q['tp']:>3} {q['pp']:>3} {q['dp']:>4} "
                      f"{q['cp']:>3} {q['ep']:>3} {('yes' if q['sequence_parallel'] else 'no'):>3} {sched:>13} "
-                     f"{q['zero']:>2} {p['micro_batch']:>3} {p['recompute']:>9} {p['time']['train_days']:8.1f} "
-                     f"{p['time']['mfu'] * 100:5.1f}% {cost:>{cost_w}}")
+                     f"{q['zero']:>2} {p['micro_batch']:>3} {p['recompute']:>9} "
+                     f"{units.fmt_seconds(p['time']['train_s']):>10} {p['time']['mfu'] * 100:5.1f}% {cost:>{cost_w}} "
+                     f"{'+' + str(len(p['similar'])) if p.get('similar') else ''}".rstrip())
     lines += [f"  - {a}" for a in (res.assumptions if assumptions is None else assumptions)]
     if converted & {p["candidate"] for p in res.plans if p["cost"]["usd"] is not None}:
         lines.append("  - ¥→$ marks a cost converted from a CNY price (rate above)")

@@ -130,6 +130,14 @@
         <translation>{name}（无重叠）</translation>
     </message>
     <message>
+        <source>{name}: same as {others} (within {pt:g} point)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation type="unfinished">，</translation>
+    </message>
+    <message>
         <source>Time against cost</source>
         <translation>时间与成本</translation>
     </message>
@@ -872,34 +880,66 @@
     </message>
     <message>
         <source>Pareto front: {n:,} points with more than {factor}x the replicas their layout needs for this load (up to {gpus:,} GPUs) left out</source>
-        <translation type="unfinished"></translation>
+        <translation>帕累托前沿：已略去 {n:,} 个副本数超过该布局承载此负载所需 {factor} 倍的点（最多 {gpus:,} 块 GPU）</translation>
     </message>
     <message>
         <source>plans on one machine and GPU count within {pct:g}% of each other in time and cost are one row, the simplest of them (fewest model-parallel axes, no interleaving or sequence parallelism, least recomputation, lowest ZeRO stage and micro-batch); &apos;+N similar&apos; counts the others</source>
-        <translation type="unfinished"></translation>
+        <translation>同一机器、同一 GPU 数下，时间和成本相差都在 {pct:g}% 以内的方案合为一行，显示其中最简单的一个（模型并行维度最少、不用交错调度和序列并行、重计算最少、ZeRO 阶段和微批最小）；“+N 个相似”为其余方案的数目</translation>
     </message>
     <message>
         <source>fastest first: plans within {pct:g}% or {minutes:g} minutes of the fastest, whichever is more, count as equally fast (a run&apos;s start-up, minutes, is not in the estimate), and of those the fewest GPUs, then the cheapest, rank first; each machine&apos;s best plan at each GPU count comes before the slower and dearer plans of that machine and count</source>
-        <translation type="unfinished"></translation>
+        <translation>最快优先：与最快方案相差在 {pct:g}% 或 {minutes:g} 分钟以内（取较大者）的方案视为同样快（估算不含任务数分钟的启动时间），其中 GPU 最少者优先，其次最便宜者；每台机器在每个 GPU 数下的最佳方案排在该机器、该 GPU 数下更慢更贵的方案之前</translation>
     </message>
     <message>
         <source>cheapest first at the price basis (equal costs: the faster first); each machine&apos;s best plan at each GPU count comes before the slower and dearer plans of that machine and count</source>
-        <translation type="unfinished"></translation>
+        <translation>按所选价格类型最便宜优先（成本相同则较快者优先）；每台机器在每个 GPU 数下的最佳方案排在该机器、该 GPU 数下更慢更贵的方案之前</translation>
     </message>
     <message>
         <source>at most {pct:g}% longer</source>
-        <translation type="unfinished"></translation>
+        <translation>最多慢 {pct:g}%</translation>
     </message>
     <message>
         <source>at most {minutes:g} minutes longer</source>
-        <translation type="unfinished"></translation>
+        <translation>最多慢 {minutes:g} 分钟</translation>
     </message>
     <message>
         <source>the fastest plan ({gpus:,} GPUs) is below the rows shown: the plans shown use fewer GPUs or cost less and take {slower}</source>
-        <translation type="unfinished"></translation>
+        <translation>最快的方案（{gpus:,} 块 GPU）不在所示行中：所示方案 GPU 更少或成本更低，且{slower}</translation>
     </message>
     <message>
         <source>the fastest plan ({gpus:,} GPUs) is #{rank}: the plans above it use fewer GPUs or cost less and take {slower}</source>
+        <translation>最快的方案（{gpus:,} 块 GPU）排第 {rank}：排在它前面的方案 GPU 更少或成本更低，且{slower}</translation>
+    </message>
+    <message>
+        <source>as instances on {fabric} with {gpus} {gpu} GPUs have (spec data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as instances on {fabric} with {gpus} GPUs have (spec data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as instances on {fabric} have (spec data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as instances with {gpus} GPUs on networks like {fabric} have (spec data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>one per GPU (no instance in the spec data uses {fabric})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>given (--nics-per-node)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the plan&apos;s ({instance})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the plan&apos;s (one per GPU)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -984,8 +1024,8 @@
         <translation>主机内存放不下</translation>
     </message>
     <message>
-        <source>{verdict}: {need:,.0f} samples/s per node ({gbs:.2f} GB/s, {cores:,.1f} cores); {workers} loader workers per GPU</source>
-        <translation>{verdict}：每节点 {need:,.0f} 样本/秒（{gbs:.2f} GB/s，{cores:,.1f} 个核）；每 GPU {workers} 个加载进程</translation>
+        <source>{verdict}: {need} samples/s per node ({read}/s, {cores} cores); {workers} loader workers per GPU</source>
+        <translation>{verdict}：每节点 {need} 样本/秒（{read}/s，{cores} 个核）；每 GPU {workers} 个加载进程</translation>
     </message>
     <message>
         <source>Host side</source>
@@ -1807,11 +1847,11 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>search: also try quantized weights (fp8, int4; fp4 where the GPU has fp4 tensor cores); without it, only the model&apos;s own 16-bit weights</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索：同时尝试量化权重（fp8、int4；GPU 有 fp4 张量核心时也试 fp4）；不选时只用模型自带的 16 位权重</translation>
     </message>
     <message>
         <source>Quantized weights</source>
-        <translation type="unfinished"></translation>
+        <translation>量化权重</translation>
     </message>
     <message>
         <source>search: deployments to list</source>
@@ -2665,7 +2705,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>The whole run in its natural unit (seconds, minutes, hours, days); sorts by time</source>
-        <translation type="unfinished"></translation>
+        <translation>整个任务的用时，以合适的单位显示（秒、分钟、小时、天）；按时间排序</translation>
     </message>
     <message>
         <source>Cost (USD, {basis})</source>
@@ -2697,39 +2737,47 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Similar</source>
-        <translation type="unfinished"></translation>
+        <translation>相似方案</translation>
     </message>
     <message>
         <source>+{n} similar</source>
-        <translation type="unfinished"></translation>
+        <translation>+{n} 个相似</translation>
     </message>
     <message>
         <source>Plans on the same machine and GPU count within {pct:g}% of the row&apos;s time and cost, folded into it (the row shows the simplest); hover a cell for the list</source>
-        <translation type="unfinished"></translation>
+        <translation>同一机器、同一 GPU 数下，时间和成本与本行相差都在 {pct:g}% 以内的方案已并入本行（本行显示其中最简单的一个）；鼠标悬停于单元格可查看列表</translation>
     </message>
     <message>
         <source>{time} ({days:.4g} days)</source>
-        <translation type="unfinished"></translation>
+        <translation>{time}（{days:.4g} 天）</translation>
     </message>
     <message>
         <source>Slower and dearer than the row above of {machine} at {gpus:,} GPUs</source>
-        <translation type="unfinished"></translation>
+        <translation>比上方 {machine} 在 {gpus:,} 块 GPU 下的那一行更慢、更贵</translation>
     </message>
     <message>
         <source>Folded into this row (within {pct:g}% of its time and cost):</source>
-        <translation type="unfinished"></translation>
+        <translation>并入本行的方案（时间和成本相差在 {pct:g}% 以内）：</translation>
     </message>
     <message>
         <source>no price</source>
         <translation>无价格</translation>
     </message>
     <message>
-        <source>tp×pp×cp×ep×dp {layout}, ZeRO {zero}, micro-batch {mb}, recomputation {rec}: {time}, {cost}</source>
-        <translation type="unfinished"></translation>
+        <source>interleaved</source>
+        <translation>交错式</translation>
+    </message>
+    <message>
+        <source>{schedule}, sequence parallel</source>
+        <translation>{schedule}，序列并行</translation>
+    </message>
+    <message>
+        <source>tp×pp×cp×ep×dp {layout}, {schedule}, ZeRO {zero}, micro-batch {mb}, recomputation {rec}: {time}, {cost}</source>
+        <translation>tp×pp×cp×ep×dp {layout}，{schedule}，ZeRO {zero}，微批 {mb}，重计算 {rec}：{time}，{cost}</translation>
     </message>
     <message>
         <source>… and {n} more</source>
-        <translation type="unfinished"></translation>
+        <translation>……另有 {n} 个</translation>
     </message>
     <message>
         <source>Copied: {command}</source>
@@ -2892,7 +2940,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Billed: {n:,} instance(s) of {per} GPUs, {idle:,} GPUs idle</source>
-        <translation type="unfinished"></translation>
+        <translation>计费：{n:,} 台实例（每台 {per} 块 GPU），{idle:,} 块 GPU 闲置</translation>
     </message>
     <message>
         <source>Deployment</source>
@@ -2952,7 +3000,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Idle GPUs</source>
-        <translation type="unfinished"></translation>
+        <translation>闲置 GPU</translation>
     </message>
     <message>
         <source>tp×pp×ep×replicas</source>

@@ -43,7 +43,11 @@ def test_search_llama_70b_on_h100_instances(db):
     cand = candidate_from_instance("p5", hw, hw.instance, None)
     r = _search(m, [cand], tokens=15e12, max_gpus=2048, seq_len=8192, global_batch=512, top=10)
     assert r.evaluated > 10_000 and r.plans
-    days = [p["time"]["train_days"] for p in r.plans]
+    # each GPU count's best plan first (issue 29, item 6), fastest first: no two within 5% here
+    lead = [p for p in r.plans if p["best_for_gpus"]]
+    assert lead and r.plans[:len(lead)] == lead
+    assert len({p["parallel"]["gpus"] for p in lead}) == len(lead)
+    days = [p["time"]["train_days"] for p in lead]
     assert days == sorted(days)
     best = r.plans[0]
     assert best["parallel"]["gpus"] <= 2048 and best["parallel"]["gpus"] % 8 == 0
@@ -66,8 +70,12 @@ def test_search_cost_objective_under_a_deadline(db):
     r = _search(m, [cand], tokens=1e12, max_gpus=512, seq_len=8192, global_batch=256, objective="cost",
                 deadline_days=30, top=5)
     assert r.plans and all(p["time"]["train_days"] <= 30 for p in r.plans)
-    costs = [p["cost"]["usd"] for p in r.plans]
-    assert costs == sorted(costs)
+    # each GPU count's best plan first (issue 29, item 6), then the others, each part cheapest first
+    lead = [p for p in r.plans if p["best_for_gpus"]]
+    assert lead and r.plans[:len(lead)] == lead
+    for part in (lead, r.plans[len(lead):]):
+        costs = [p["cost"]["usd"] for p in part]
+        assert costs == sorted(costs)
 
 
 def test_strong_scaling_efficiency_falls_faster_on_slow_networks(db):
@@ -184,10 +192,11 @@ def test_search_rows_reproduce_with_their_estimate_command(name):
 
 
 def test_search_finds_a_sequence_parallel_interleaved_plan_to_reproduce():
-    j = _cli_json(["search", *REPRO_SEARCHES["dense-gpu-sp-interleaved"], "--top", "3", "--json"])
-    assert any(p["parallel"]["sequence_parallel"] and p["parallel"]["pp_schedule"] == "interleaved"
-               for p in j["plans"])
-    cmd = next(p["estimate_command"] for p in j["plans"] if p["parallel"]["sequence_parallel"])
+    # top 10: the best plan of each GPU count comes first, and one of 512 GPUs with both (issue 29, item 6)
+    j = _cli_json(["search", *REPRO_SEARCHES["dense-gpu-sp-interleaved"], "--top", "10", "--json"])
+    both = [p for p in j["plans"] if p["parallel"]["sequence_parallel"] and p["parallel"]["pp_schedule"] == "interleaved"]
+    assert both
+    cmd = both[0]["estimate_command"]
     # vp 2 is the default: the command gives it by leaving it out
     assert "--sequence-parallel" in cmd and "--pp-schedule interleaved" in cmd and "--vp" not in cmd
 
@@ -197,7 +206,7 @@ def test_search_prices_every_plan_at_one_basis_never_a_blend(db):
     cost (not its spot price, not 0) and ranks after the priced ones under --objective cost."""
     base = ["search", "--model", "qwen2.5-0.5b", "--tokens", "1e10", "--max-gpus", "2", "--top", "100000", "--json"]
     j = _cli_json(base + ["--instance", "p5.48xlarge,p5e.48xlarge", "--objective", "cost"])
-    assert len(j["plans"]) == j["fitting"]
+    assert sum(1 + len(p["similar"]) for p in j["plans"]) == j["fitting"]  # near-twins folded into rows
     assert j["price_basis"] == "on_demand"
     assert any("on-demand" in a for a in j["assumptions"])
     p5 = db.instance("p5.48xlarge").prices
@@ -210,8 +219,12 @@ def test_search_prices_every_plan_at_one_basis_never_a_blend(db):
             assert p["cost"]["usd"] == pytest.approx(p5.on_demand * p["cost"]["instances"] * hours, rel=1e-9)
     priced = [p["cost"]["usd"] is not None for p in j["plans"]]
     assert priced[0] and not priced[-1] and priced == sorted(priced, reverse=True)  # unpriced after
-    costs = [p["cost"]["usd"] for p in j["plans"] if p["cost"]["usd"] is not None]
-    assert costs == sorted(costs)
+    priced_rows = [p for p in j["plans"] if p["cost"]["usd"] is not None]
+    for lead in (True, False):  # each machine's best plan at each GPU count first, then the others
+        costs = [p["cost"]["usd"] for p in priced_rows if p["best_for_gpus"] == lead]
+        assert costs and costs == sorted(costs)
+    assert [p["best_for_gpus"] for p in priced_rows] == sorted((p["best_for_gpus"] for p in priced_rows),
+                                                                reverse=True)
     # another basis: every cost at that basis, ~reserved/on-demand of the on-demand cost
     r = _cli_json(base + ["--instance", "p5.48xlarge", "--price", "reserved_1yr"])
     od = _cli_json(base + ["--instance", "p5.48xlarge"])

@@ -102,8 +102,13 @@ def test_machines_whose_default_recipes_differ_each_take_their_own(catalog):
     out = run_search(_request(gpu=",".join(machines), top=2000, max_gpus=8), catalog)
     by_gpu = {p["gpu"]: p["plan"]["recipe"] for p in out.result.plans}
     assert by_gpu == {"v100-sxm2-32gb": "amp-fp16", "h100-sxm": "amp-bf16"}
-    days = [p["time"]["train_days"] for p in out.result.plans]
-    assert days == sorted(days)
+    # each machine's best plan at each GPU count first, then the others, each part fastest first
+    lead = [p for p in out.result.plans if p["best_for_gpus"]]
+    rest = out.result.plans[len(lead):]
+    assert lead and not any(p["best_for_gpus"] for p in rest)
+    for part in (lead, rest):
+        days = [p["time"]["train_days"] for p in part]
+        assert days == sorted(days)
     singles = [run_search(_request(gpu=m, top=2000, max_gpus=8), catalog).result for m in machines]
     assert out.result.evaluated == sum(r.evaluated for r in singles)
     assert len(out.result.plans) == min(2000, sum(len(r.plans) for r in singles))

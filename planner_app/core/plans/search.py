@@ -1,7 +1,8 @@
 """Plan search: enumerate tensor/pipeline/data/context/expert degrees, ZeRO stage,
 micro-batch, recomputation, sequence parallelism, pipeline schedule and instance type;
-drop what does not fit; rank by time, cost, or cost under a deadline; keep the Pareto
-front of time against cost. Every configuration is scored with the vectorised memory and
+drop what does not fit; fold plans alike in time and cost into one row and rank by time (times
+within a tolerance tie, fewer GPUs first), cost, or cost under a deadline, each machine's best plan
+at each GPU count first (the rules in ``ranking.py``); keep the Pareto front of time against cost. Every configuration is scored with the vectorised memory and
 time models (``sweep.py``, ``sweep_time.py``: the engine's own formulas over a ``Layout`` of
 columns) and the device overhead, not a Python loop over plans. Costs are at one price basis
 (on-demand unless asked), never a blend. Each row carries the training request's options that
@@ -21,10 +22,22 @@ from planner_app.core.hardware.machine import Hardware
 from planner_app.core.hardware.specs import InstanceSpec
 from planner_app.core.options import build, command_line, given
 from planner_app.core.plans.cost import cny_rate, hourly_prices_usd
-from planner_app.core.plans.ranking import by_cost, by_time, pareto_front, thinned
+from planner_app.core.plans.ranking import (
+    SIMILAR_FRACTION,
+    TIME_TIE_FLOOR_S,
+    TIME_TIE_FRACTION,
+    best_of_kind,
+    by_cost,
+    by_time,
+    fold_similar,
+    pareto_front,
+    thinned,
+    time_tolerance_s,
+)
 from planner_app.core.plans.sweep import memory_peak
 from planner_app.core.plans.sweep_time import step_time_columns
 from planner_app.core.requests import SearchLimits, TrainingRequest
+from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 from planner_app.core.training.setup import (
     RECOMPUTE_CODES,
     RECOMPUTES,
@@ -72,6 +85,7 @@ class SearchResult:
     price_basis: str = SEARCH_PRICE_BASIS
     pareto_y: str = "usd"  # what the Pareto front's cost axis holds: "usd" or "gpu_hours" (nothing priced)
     assumptions: list = field(default_factory=list)
+    rule: str = ""  # how the plans are ranked and collapsed (a Text; in ``assumptions`` too)
 
 
 def gpu_counts(max_gpus: int, per_node: int) -> list[int]:
@@ -209,8 +223,19 @@ def search(model, groups: list[SearchGroup], limits: SearchLimits, price_basis: 
     if not ok.any():
         notes.append("no fitting plan meets the deadline and budget; showing the fastest fitting plans")
         ok = np.ones(len(part_idx), bool)
-    order = (by_time(flat["train_s"], ok) if limits.objective == "time"
-             else by_cost(flat["cost"], flat["train_s"], ok))[:limits.top]
+    # plans alike in time and cost on one machine and GPU count are one row (ranking.SIMILAR_FRACTION)
+    kind = part_idx * (limits.max_gpus + 1) + cfg_flat["gpus"]
+    folded, reps = fold_similar(kind, flat["train_s"], flat["cost"], ok, simplicity(cfg_flat) + [flat["train_s"]])
+    shown = np.zeros(len(ok), bool)
+    shown[reps] = True
+    best = best_of_kind(kind, flat["train_s"], shown)  # each machine's best plan at each GPU count leads
+    order = (by_time(flat["train_s"], shown, cfg_flat["gpus"], flat["cost"], best) if limits.objective == "time"
+             else by_cost(flat["cost"], flat["train_s"], shown, best))[:limits.top]
+    rule = ranking_rule(limits.objective)
+    if limits.objective == "time" and len(order):
+        fastest = int(np.flatnonzero(shown)[np.argmin(flat["train_s"][shown])])
+        if fastest != order[0]:
+            notes.append(fastest_note(order, fastest, flat["train_s"], cfg_flat["gpus"]))
     if limits.objective == "cost" and any(not priced[i] for i in order):
         notes.append(f"plans without a {PRICE_LABELS[basis]} price are listed after the priced ones")
     if (priced & ok).any():
@@ -235,6 +260,8 @@ def search(model, groups: list[SearchGroup], limits: SearchLimits, price_basis: 
             cost["instances"] = math.ceil(q["gpus"] / c.instance.gpu_count)
         if usd is None:
             cost["note"] = f"no price at {PRICE_LABELS[basis]}"
+        others = np.flatnonzero(folded == folded[i])
+        others = others[others != i][np.argsort(flat["train_s"][others[others != i]], kind="stable")]
         return {"candidate": c.name, "gpu": c.hardware.gpu.id,
                 "instance": c.instance.instance_id if c.instance is not None else None,
                 "parallel": q, "micro_batch": mb, "recompute": recompute, "price_basis": basis,
@@ -244,12 +271,71 @@ def search(model, groups: list[SearchGroup], limits: SearchLimits, price_basis: 
                 "time": {"step_s": float(flat["step_s"][i]), "tokens_per_s": float(flat["tokens_per_s"][i]),
                          "mfu": float(flat["mfu"][i]), "train_s": float(flat["train_s"][i]),
                          "train_days": float(flat["train_s"][i] / 86400)},
-                "cost": cost, "plan": plan, "estimate_command": estimate_command(plan)}
+                "cost": cost, "plan": plan, "estimate_command": estimate_command(plan),
+                "best_for_gpus": bool(best[i]), "similar": [similar_row(j) for j in others]}
+
+    def similar_row(j):
+        """A plan folded into a row (``similar``): its layout, time, cost and memory."""
+        usd = None if math.isnan(flat["cost"][j]) else float(flat["cost"][j])
+        return {"parallel": {k: int(cfg_flat[k][j]) for k in ("tp", "pp", "dp", "cp", "ep", "zero")}
+                | {"sequence_parallel": bool(cfg_flat["sequence_parallel"][j]),
+                   "pp_schedule": "interleaved" if cfg_flat["pp_schedule"][j] else "1f1b"},
+                "micro_batch": int(cfg_flat["micro_batch"][j]), "recompute": RECOMPUTES[int(cfg_flat["recompute"][j])],
+                "train_s": float(flat["train_s"][j]), "usd": usd, "peak_bytes": float(flat["peak"][j])}
 
     return SearchResult(plans=[describe(i) for i in order], pareto=[describe(i) for i in thinned(front)],
                         evaluated=evaluated, fitting=int(sum(len(r["step_s"]) for r in parts)),
                         elapsed_s=time.perf_counter() - t0, notes=notes, price_basis=basis, pareto_y=pareto_y,
-                        assumptions=assumptions)
+                        assumptions=assumptions + [rule, SIMILAR_RULE], rule=rule)
+
+
+# How a search ranks and collapses its plans, as its assumptions state it (ranking.py's constants)
+SIMILAR_RULE = Text(QT_TRANSLATE_NOOP(
+    "Engine", "plans on one machine and GPU count within {pct:g}% of each other in time and cost are one row, the "
+              "simplest of them (fewest model-parallel axes, no interleaving or sequence parallelism, least "
+              "recomputation, lowest ZeRO stage and micro-batch); '+N similar' counts the others"),
+    pct=SIMILAR_FRACTION * 100)
+
+
+def ranking_rule(objective: str) -> Text:
+    """The sentence that states how the plans are ranked for ``objective`` (ranking.py's rule)."""
+    if objective == "time":
+        return Text(QT_TRANSLATE_NOOP(
+            "Engine", "fastest first: plans within {pct:g}% or {minutes:g} minutes of the fastest, whichever is "
+                      "more, count as equally fast (a run's start-up, minutes, is not in the estimate), and of those "
+                      "the fewest GPUs, then the cheapest, rank first; each machine's best plan at each GPU count "
+                      "comes before the slower and dearer plans of that machine and count"),
+            pct=TIME_TIE_FRACTION * 100, minutes=TIME_TIE_FLOOR_S / 60)
+    return Text(QT_TRANSLATE_NOOP(
+        "Engine", "cheapest first at the price basis (equal costs: the faster first); each machine's best plan at "
+                  "each GPU count comes before the slower and dearer plans of that machine and count"))
+
+
+def fastest_note(order, fastest: int, train_s, gpus) -> Text:
+    """The note that says where the fastest plan ranks when plans with fewer GPUs, about as fast,
+    lead (``order``: the ranked indices)."""
+    tol_s = time_tolerance_s(train_s[fastest])
+    where = [int(i) for i in order].index(fastest) + 1 if fastest in order else None
+    if tol_s > TIME_TIE_FLOOR_S:
+        slower = Text(QT_TRANSLATE_NOOP("Engine", "at most {pct:g}% longer"), pct=TIME_TIE_FRACTION * 100)
+    else:
+        slower = Text(QT_TRANSLATE_NOOP("Engine", "at most {minutes:g} minutes longer"), minutes=tol_s / 60)
+    if where is None:
+        return Text(QT_TRANSLATE_NOOP("Engine", "the fastest plan ({gpus:,} GPUs) is below the rows shown: the "
+                                                "plans shown use fewer GPUs or cost less and take {slower}"),
+                    gpus=int(gpus[fastest]), slower=slower)
+    return Text(QT_TRANSLATE_NOOP("Engine", "the fastest plan ({gpus:,} GPUs) is #{rank}: the plans above it use "
+                                            "fewer GPUs or cost less and take {slower}"),
+                gpus=int(gpus[fastest]), rank=where, slower=slower)
+
+
+def simplicity(cfg: dict) -> list:
+    """The keys that order plans from simplest to run (lower first, most significant first): how many
+    model-parallel axes are used, how many GPUs hold one model copy, an interleaved schedule, sequence
+    parallelism, recomputation, ZeRO stage, micro-batch."""
+    axes = sum((cfg[k] > 1).astype(float) for k in ("tp", "pp", "cp", "ep"))
+    return [axes, cfg["tp"] * cfg["pp"] * cfg["cp"] * cfg["ep"], cfg["pp_schedule"].astype(float),
+            cfg["sequence_parallel"].astype(float), cfg["recompute"], cfg["zero"], cfg["micro_batch"]]
 
 
 def memory_columns(model, setup: TrainingSetup, layout: Layout, capacity_bytes: float, min_headroom_fraction: float):

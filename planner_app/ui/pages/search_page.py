@@ -1,9 +1,10 @@
 """Search page: constraints in (machines, GPU budget, deadline, money), ranked plans and a
-time/cost Pareto chart out; the chosen result opens in the Plan page."""
+time/cost Pareto chart out; the chosen result opens in the Plan page. The ranking and the folding
+of near-identical plans are the engine's (core/plans/ranking.py), as the CLI shows them."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -16,21 +17,40 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from planner_app import units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.options import build, options_of
 from planner_app.core.plans.cost import cny_rate
+from planner_app.core.plans.ranking import SIMILAR_FRACTION
 from planner_app.core.requests import SearchRequest, TrainingRequest
 from planner_app.core.training.setup import TrainingSetup
+from planner_app.i18n import engine_text
 from planner_app.scenario import PLAN_KEYS, PLAN_OWN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
 from planner_app.ui.fields import ChoiceField, IntField, NumberField, price_basis_labels
 from planner_app.ui.machine_chooser import MachineChooser, plan_machine_keys
-from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.models.table_model import Column, RowsTableModel, SortProxy
 from planner_app.ui.pages.hardware import hw_key, parse_hw_key
 from planner_app.ui.workers import TaskSlot
 
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
+SIMILAR_LISTED = 12  # a "+N similar" tooltip lists this many of the folded plans, then counts the rest
+LATER_ROW_COLOR = "#6b6b6b"  # a plan after its machine's best at its GPU count (slower and dearer) reads in grey
+
+
+class SearchTableModel(RowsTableModel):
+    """The ranked plans: a cell's tooltip from the row's ``tips`` (the plans folded into a row, why
+    a row comes later), a plan after its machine's best at its GPU count in grey."""
+
+    def data(self, index, role=Qt.DisplayRole):
+        if index.isValid() and 0 <= index.row() < len(self.rows) and 0 <= index.column() < len(self.columns):
+            row = self.rows[index.row()]
+            if role == Qt.ToolTipRole and self.columns[index.column()].key in row.get("tips", {}):
+                return row["tips"][self.columns[index.column()].key]
+            if role == Qt.ForegroundRole and not row.get("lead", True):
+                return QColor(LATER_ROW_COLOR)
+        return super().data(index, role)
 
 
 def search_request(sc: dict, machines: list[tuple[str, str]], max_gpus: int, deadline, budget, objective, top,
@@ -113,9 +133,13 @@ class SearchPage(QWidget):
         lay.addLayout(left, 1)
 
         right = QVBoxLayout()
-        self.model = RowsTableModel(self._columns("on_demand"))
+        self.model = SearchTableModel(self._columns("on_demand"))
+        self.proxy = SortProxy(self)  # a header click sorts on the raw values (seconds, USD), not the text
+        self.proxy.setSourceModel(self.model)
         self.table = QTableView()
-        self.table.setModel(self.model)
+        self.table.setModel(self.proxy)
+        self.table.horizontalHeader().setSortIndicator(0, Qt.AscendingOrder)  # by rank until a header is clicked
+        self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
         self.table.verticalHeader().setVisible(False)
@@ -180,7 +204,8 @@ class SearchPage(QWidget):
         no_price = self.tr("no price at {basis}").format(basis=price_basis_labels()[basis])
         return [
             Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
-            Column("days", self.tr("Days"), fmt=lambda v: f"{v:,.1f}"),
+            Column("time", self.tr("Time to train"), fmt=units.fmt_seconds,
+                   tip=self.tr("The whole run in its natural unit (seconds, minutes, hours, days); sorts by time")),
             Column("usd", self.tr("Cost (USD, {basis})").format(basis=price_basis_labels()[basis]),
                    row_fmt=lambda v, row: no_price if v == "" else ("¥→$ " if row.get("cny") else "") + f"{v:,.0f}",
                    tip=self.tr("¥→$: the instance's price is in CNY, converted to USD at {rate} CNY per USD "
@@ -188,7 +213,11 @@ class SearchPage(QWidget):
             Column("mfu", "MFU", "%", fmt=lambda v: f"{v * 100:.1f}"),
             Column("layout", self.tr("tp×pp×cp×ep×dp")), Column("sp", self.tr("Sequence parallel")),
             Column("schedule", self.tr("Pipeline schedule")), Column("zero", "ZeRO"),
-            Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation"))]
+            Column("mb", self.tr("Micro-batch")), Column("recompute", self.tr("Recomputation")),
+            Column("similar", self.tr("Similar"), fmt=lambda n: self.tr("+{n} similar").format(n=n) if n else "",
+                   tip=self.tr("Plans on the same machine and GPU count within {pct:g}% of the row's time and cost, "
+                               "folded into it (the row shows the simplest); hover a cell for the list").format(
+                       pct=SIMILAR_FRACTION * 100))]
 
     def _cny_rate(self) -> float:
         return cny_rate(self.doc.data.get("cny_per_usd"))
@@ -213,12 +242,20 @@ class SearchPage(QWidget):
             q = p["parallel"]
             sched = (self.tr("interleaved, vp {vp}").format(vp=q["vp"])
                      if q["pp_schedule"] == "interleaved" else "1F1B")
+            lead = p.get("best_for_gpus", True)
+            tips = {"time": self.tr("{time} ({days:.4g} days)").format(time=units.fmt_seconds(p["time"]["train_s"]),
+                                                                        days=p["time"]["train_days"])}
+            if p.get("similar"):
+                tips["similar"] = self._similar_tip(p)
+            if not lead:
+                tips["rank"] = self.tr("Slower and dearer than the row above of {machine} at {gpus:,} GPUs").format(
+                    machine=p["candidate"], gpus=q["gpus"])
             rows.append({"rank": i, "machine": p["candidate"], "gpus": q["gpus"],
-                         "layout": f"{q['tp']}×{q['pp']}×{q['cp']}×{q['ep']}×{q['dp']}",
+                         "layout": self._layout(q),
                          "sp": yes if q["sequence_parallel"] else no, "schedule": sched, "zero": q["zero"],
-                         "mb": p["micro_batch"], "recompute": p["recompute"], "days": p["time"]["train_days"],
+                         "mb": p["micro_batch"], "recompute": p["recompute"], "time": p["time"]["train_s"],
                          "mfu": p["time"]["mfu"], "usd": "" if p["cost"]["usd"] is None else p["cost"]["usd"],
-                         "cny": self._is_cny(p)})
+                         "cny": self._is_cny(p), "similar": len(p.get("similar", ())), "lead": lead, "tips": tips})
         self.model.set_columns(self._columns(res.price_basis))
         self.model.set_rows(rows)
         self.table.resizeColumnsToContents()
@@ -227,8 +264,32 @@ class SearchPage(QWidget):
         self.open_button.setEnabled(bool(rows))
         self.copy_button.setEnabled(bool(rows))
         self._draw_chart(res)
-        self.status.setText(self.tr("{n:,} configurations scored in {s:.2f} s; {f:,} fit").format(
-            n=res.evaluated, s=res.elapsed_s, f=res.fitting) + ("\n" + "\n".join(res.notes) if res.notes else ""))
+        lines = [self.tr("{n:,} configurations scored in {s:.2f} s; {f:,} fit").format(
+            n=res.evaluated, s=res.elapsed_s, f=res.fitting)]
+        lines += [engine_text(t) for t in ([res.rule] if res.rule else []) + list(res.notes)]
+        self.status.setText("\n".join(lines))
+
+    @staticmethod
+    def _layout(q: dict) -> str:
+        return f"{q['tp']}×{q['pp']}×{q['cp']}×{q['ep']}×{q['dp']}"
+
+    def _similar_tip(self, p: dict) -> str:
+        """The plans folded into row ``p``: layout, settings, time and cost, one a line."""
+        lines = [self.tr("Folded into this row (within {pct:g}% of its time and cost):").format(
+            pct=SIMILAR_FRACTION * 100)]
+        for s in p["similar"][:SIMILAR_LISTED]:
+            q = s["parallel"]
+            cost = self.tr("no price") if s["usd"] is None else f"${s['usd']:,.0f}"
+            sched = self.tr("interleaved") if q["pp_schedule"] == "interleaved" else "1F1B"
+            if q["sequence_parallel"]:
+                sched = self.tr("{schedule}, sequence parallel").format(schedule=sched)
+            lines.append(self.tr("tp×pp×cp×ep×dp {layout}, {schedule}, ZeRO {zero}, micro-batch {mb}, recomputation "
+                                 "{rec}: {time}, {cost}").format(
+                layout=self._layout(q), schedule=sched, zero=q["zero"], mb=s["micro_batch"], rec=s["recompute"],
+                time=units.fmt_seconds(s["train_s"]), cost=cost))
+        if len(p["similar"]) > SIMILAR_LISTED:
+            lines.append(self.tr("… and {n} more").format(n=len(p["similar"]) - SIMILAR_LISTED))
+        return "\n".join(lines)
 
     def _draw_chart(self, res):
         """Days against USD at the basis for the priced plans; GPU-hours (so labelled) when none is priced."""
@@ -245,7 +306,7 @@ class SearchPage(QWidget):
         if not self.result or not self.result.plans:
             return None
         rows = self.table.selectionModel().selectedRows()
-        return self.result.plans[rows[0].row() if rows else 0]
+        return self.result.plans[self.proxy.mapToSource(rows[0]).row() if rows else 0]
 
     def copy_command(self):
         p = self.selected_plan()
