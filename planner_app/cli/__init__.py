@@ -72,16 +72,49 @@ def _document(parser) -> None:
         action.help = text
 
 
+# Each command's examples (its --help's epilog): real commands, each run by tests/unit/test_cli_help_and_columns.py.
+EXAMPLES = {
+    "estimate": [
+        ("8 H100s, ZeRO-3 and full recomputation, a 10B-token budget",
+         "gpu-planner estimate --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --recompute full --tokens 1e10"),
+        ("70B pre-training on 64 AWS p5 instances, Megatron layout, at spot prices",
+         "gpu-planner estimate --model llama-3.1-70b --instance p5.48xlarge --gpus 512 --tp 8 --pp 4 "
+         "--recompute selective --framework megatron --tokens 1e12 --price spot"),
+        ("LoRA fine-tuning of a 70B model on one 8-GPU instance",
+         "gpu-planner estimate --model llama-3.1-70b --instance p5.48xlarge --finetune lora --lora-rank 16 --tp 8 "
+         "--recompute full --tokens 2e8"),
+        ("QLoRA on one 24 GB GPU",
+         "gpu-planner estimate --model llama-3.1-8b --gpu l4 --finetune qlora --recompute full --seq-len 2048"),
+        ("one inference batch (serving under load: gpu-planner serve)",
+         "gpu-planner estimate --model llama-3.1-70b --gpu h200 --mode inference --tp 4 --batch 32 "
+         "--prompt-len 2048 --new-tokens 256"),
+        ("the same numbers as JSON, for scripts",
+         "gpu-planner estimate --model llama-3.1-8b --gpu a100-80gb --gpus 8 --zero 3 --recompute full "
+         "--seq-len 4096 --json"),
+    ],
+}
+
+
+def _epilog(command: str) -> str:
+    return "examples:\n" + "\n".join(f"  # {what}\n  {cmd}" for what, cmd in EXAMPLES[command])
+
+
 def _add_estimate(sub) -> None:
     from planner_app.cli.arguments import add_options, add_request  # lazy: keeps the engine off the CLI's start
 
     # lazy: keeps the engine off the CLI's start
     from planner_app.core.requests import MODE, InferenceRequest, TrainingRequest
-    e = sub.add_parser("estimate", help="memory, time and cost of one plan")
+    e = sub.add_parser("estimate", help="memory, time and cost of one plan",
+                       usage="%(prog)s --model NAME_OR_PATH (--gpu NAME | --instance ID) [options] [--json]",
+                       description="Memory, time and cost of one plan: training by default, or one inference batch\n"
+                                   "with --mode inference. The options are grouped by what they describe; each\n"
+                                   "says its unit and default.",
+                       epilog=_epilog("estimate"), formatter_class=argparse.RawDescriptionHelpFormatter)
     # one flag per option: the training request's, then the inference request's own
     add_request(e, TrainingRequest, exclusive=("gpu", "instance"), required=("model",))
-    add_options(e, [MODE])
-    add_request(e, InferenceRequest)
+    inference = "inference (with --mode inference)"
+    add_options(e, [MODE], titles={MODE.key: inference})
+    add_request(e, InferenceRequest, titles={"setup": inference})
     e.add_argument("--json", action="store_true")
 
 
@@ -108,7 +141,8 @@ def _add_search(sub) -> None:
     from planner_app.cli.arguments import add_request  # lazy: keeps the engine off the CLI's start
     from planner_app.core.requests import SearchRequest  # lazy: keeps the engine off the CLI's start
     sr = sub.add_parser("search", help="find the best parallel layout and instance")
-    add_request(sr, SearchRequest, exclusive=("gpu", "instance"), required=("model", "tokens", "max_gpus"))
+    add_request(sr, SearchRequest, exclusive=("gpu", "instance"), required=("model", "tokens", "max_gpus"),
+                titles={"": "model, machines and prices"})
     sr.add_argument("--json", action="store_true")
 
 
@@ -357,9 +391,12 @@ def _models(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'id':22s} {'name':30s} {'arch':8s} {'params':>10s}  source")
+    # columns as wide as their longest entry: a table never cuts a name
+    wid, wname, warch = (max([len(h)] + [len(str(r[k])) for r in rows]) for k, h in
+                         (("id", "id"), ("name", "name"), ("arch", "arch")))
+    print(f"{'id':{wid}s} {'name':{wname}s} {'arch':{warch}s} {'params':>10s}  source")
     for r in rows:
-        print(f"{r['id']:22s} {r['name'][:30]:30s} {r['arch']:8s} {r['params'] / 1e9:9.2f}B  {r['source']}")
+        print(f"{r['id']:{wid}s} {r['name']:{wname}s} {r['arch']:{warch}s} {r['params'] / 1e9:9.2f}B  {r['source']}")
     return 0
 
 

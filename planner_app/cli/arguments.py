@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Iterable
 
 from planner_app.core.errors import InputError
-from planner_app.core.options import Option, options_of
+from planner_app.core.options import Option, options_of, part_of
 
 
 def arg_type(opt: Option):
@@ -46,21 +46,61 @@ def add_option(target, opt: Option, required: bool = False) -> None:
     target.add_argument(opt.flag, **kw)
 
 
-def add_options(parser, options: Iterable[Option], exclusive: tuple = (), required: tuple = ()) -> None:
+# The titles of --help's argument groups, by the request part that holds an option (core/requests.py:
+# a TrainingRequest's machine, setup, layout, ...; part_of); "" is the request's own options.
+PART_TITLES = {
+    "": "model and calibration",
+    "plan": "model and calibration",
+    "machine": "machine: a GPU or an instance, GPU count, network",
+    "setup": "workload: sequence, batch, tokens, precision, optimizer, attention, fine-tuning",
+    "layout": "parallel layout and memory: micro-batch, recomputation, tp/pp/dp/cp/ep, ZeRO",
+    "speed": "speed overrides (instead of the engine's efficiency model)",
+    "pricing": "prices",
+    "host": "host side: checkpoints and storage",
+    "limits": "search limits and ranking",
+    "curves": "scaling curves",
+    "serve": "serving deployment",
+    "targets": "latency targets (with them: search for the deployments that meet them)",
+}
+
+
+def _argument_group(parser, title: str):
+    """``parser``'s argument group titled ``title`` (made on first use, so two requests' options of
+    one kind share it)."""
+    for group in parser._action_groups:
+        if group.title == title:
+            return group
+    return parser.add_argument_group(title)
+
+
+def add_options(parser, options: Iterable[Option], exclusive: tuple = (), required: tuple = (),
+                titles: dict | None = None) -> None:
     """Arguments for ``options`` (those already on ``parser`` skipped); ``exclusive``: keys that go
-    into one mutually exclusive group; ``required``: keys that must be given."""
+    into one mutually exclusive group; ``required``: keys that must be given; ``titles``: key ->
+    the title of the --help group the option is listed in (absent: the command's own options)."""
     have = {a.dest for a in parser._actions}
-    group = parser.add_mutually_exclusive_group() if exclusive else None
+    group = None
     for opt in options:
         if opt.key in have:
             continue
-        add_option(group if opt.key in exclusive else parser, opt, required=opt.key in required)
+        title = (titles or {}).get(opt.key)
+        target = _argument_group(parser, title) if title else parser
+        if opt.key in exclusive:
+            if group is None:  # in the argument group of the first of them
+                group = target.add_mutually_exclusive_group()
+            target = group
+        add_option(target, opt, required=opt.key in required)
         have.add(opt.key)
 
 
-def add_request(parser, cls, exclusive: tuple = (), required: tuple = (), skip: tuple = ()) -> None:
-    """An argument for every option of request ``cls`` (its parts' too), in declaration order."""
-    add_options(parser, [o for k, o in options_of(cls).items() if k not in skip], exclusive, required)
+def add_request(parser, cls, exclusive: tuple = (), required: tuple = (), skip: tuple = (),
+                titles: dict | None = None) -> None:
+    """An argument for every option of request ``cls`` (its parts' too), in declaration order, listed
+    by --help in one group per part of the request (PART_TITLES; ``titles``: part -> another title)."""
+    names = {**PART_TITLES, **(titles or {})}
+    keys = [k for k in options_of(cls) if k not in skip]
+    by_key = {k: names.get(part_of(cls, k)) or part_of(cls, k) for k in keys}
+    add_options(parser, [options_of(cls)[k] for k in keys], exclusive, required, titles=by_key)
 
 
 def values_of(args, cls) -> dict:

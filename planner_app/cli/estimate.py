@@ -5,6 +5,7 @@ import json
 
 from planner_app import units
 from planner_app.cli.arguments import values_of
+from planner_app.core.plans.search import PRICE_LABELS
 from planner_app.core.requests import InferenceRequest, TrainingRequest
 from planner_app.service.catalog import open_catalog
 from planner_app.service.estimate import estimate_request, run_estimate
@@ -39,6 +40,20 @@ def _cost_suffix(usd, src) -> str:
     head = f" = CNY {native:,.0f}" if src.converted and native is not None and native >= 100 else (
         f" = CNY {native:,.3f}" if src.converted and native is not None else "")
     return f"{head} [{src.describe()}]"
+
+
+def _basis(kind) -> str:
+    """A price kind in words ("on_demand" -> "on-demand")."""
+    return PRICE_LABELS.get(kind, str(kind))
+
+
+def _mix_suffix(cost: dict) -> str:
+    """The cost at the blended price, with the blend it is (the shares of the hours bought at each
+    price: --price-mix, by default 80% 1-year reserved + 20% on-demand); '' where it is not known."""
+    if cost.get("usd_mix") is None:
+        return ""
+    shares = " + ".join(f"{v * 100:.0f}% {_basis(k)}" for k, v in (cost.get("mix") or {}).items() if v)
+    return f"; at a blend of prices ({shares}; --price-mix): ${cost['usd_mix']:,.0f}"
 
 
 def format_text(out: dict, price_src=None) -> str:
@@ -85,8 +100,8 @@ def format_text(out: dict, price_src=None) -> str:
             lines.append(f"Time to train: {t['train_days']:.1f} days, {c['gpu_hours']:,.0f} GPU-hours, "
                          f"{c['energy_kwh']:,.0f} kWh")
             if c.get("usd") is not None:
-                lines.append(f"Cost: ${c['usd']:,.0f} ({c.get('usd_price_basis')})" + _cost_suffix(c["usd"], price_src)
-                             + (f"; mix ${c['usd_mix']:,.0f}" if c.get("usd_mix") else ""))
+                lines.append(f"Cost: ${c['usd']:,.0f} at {_basis(c.get('usd_price_basis'))} prices"
+                             + _cost_suffix(c["usd"], price_src) + _mix_suffix(c))
     elif t:
         lines.append("")
         lines.append(f"Prefill {units.fmt_seconds(t['prefill_s'])}; decode {t['decode_tokens_per_s']:,.0f} tokens/s "
@@ -99,7 +114,8 @@ def format_text(out: dict, price_src=None) -> str:
         if out.get("cost", {}).get("usd_per_million_tokens") is not None:
             per_m = out["cost"]["usd_per_million_tokens"]
             basis = out["cost"].get("usd_price_basis")
-            lines.append(f"Cost: ${per_m:.3f} per million tokens ({basis})" + _cost_suffix(per_m, price_src))
+            lines.append(f"Cost: ${per_m:.3f} per million tokens at {_basis(basis)} prices"
+                         + _cost_suffix(per_m, price_src))
     if out.get("host"):
         lines += [""] + _host_lines(out["host"])
     if out.get("advice"):
@@ -124,6 +140,7 @@ def _host_lines(h: dict) -> list[str]:
             f"per node = {c['overhead_fraction'] * 100:.2f}% at one save per {c['interval_s'] / 60:g} min; "
             f"{c['kept']} kept: {gb(c['disk_bytes'])}",
             f"Host RAM: {ram}",
-            f"Input pipeline: {p['verdict']}, {p['samples_per_s_per_node']:,.0f} samples/s per node "
-            f"({p['read_gb_s_per_node']:.2f} GB/s, {p['cores_needed_per_node']:,.1f} cores), "
+            # two significant digits: a small job reads 0.082 samples/s, which ",.0f" printed as "0"
+            f"Input pipeline: {p['verdict']}, {units.fmt_rate(p['samples_per_s_per_node'])} samples/s per node "
+            f"({gb(p['read_gb_s_per_node'] * 1e9)}/s, {units.fmt_rate(p['cores_needed_per_node'])} cores), "
             f"{p['workers_per_gpu']} loader workers per GPU"]

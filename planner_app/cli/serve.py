@@ -15,7 +15,8 @@ from planner_app.service.catalog import open_catalog
 def add_parser(sub) -> None:
     p = sub.add_parser("serve", help="a continuous-batching server at steady state: latency, throughput, cost; "
                                      "with --ttft-ms/--tpot-ms, the deployments that meet them")
-    add_request(p, ServeSearchRequest, exclusive=("gpu", "instance"), required=("model", "isl", "osl"))
+    add_request(p, ServeSearchRequest, exclusive=("gpu", "instance"), required=("model", "isl", "osl"),
+                titles={"": "deployment search (with --ttft-ms/--tpot-ms)"})
     p.add_argument("--json", action="store_true")
 
 

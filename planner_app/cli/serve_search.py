@@ -43,14 +43,16 @@ def _ms(v) -> str:
 
 
 def _table(rows: list) -> list:
-    head = (f"{'#':>2} {'machine':22s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'ep':>3} {'rep':>4} {'weights':>7} {'kv':>5} "
+    width = max([len("machine")] + [len(p["machine"]) for p in rows])  # names in full, never cut
+    head = (f"{'#':>2} {'machine':{width}s} {'GPUs':>5} {'tp':>3} {'pp':>3} {'ep':>3} {'rep':>4} {'weights':>7} "
+            f"{'kv':>5} "
             f"{'TTFT ms':>9} {'TPOT ms':>8} {'tok/s/GPU':>10} {'tok/s/user':>10} {'$/h':>9} {'$/M tok':>8}")
     lines = [head]
     for i, p in enumerate(rows, 1):
         usd = "-" if p["usd_per_hour"] is None else f"{p['usd_per_hour']:,.2f}"
         per_m = "-" if p["usd_per_million_output_tokens"] is None else f"{p['usd_per_million_output_tokens']:,.3f}"
         ttft = "-" if p["ttft_ms"] is None else f"{p['ttft_ms']:,.1f}"
-        lines.append(f"{i:>2} {p['machine'][:22]:22s} {p['gpus']:>5} {p['tp']:>3} {p['pp']:>3} {p['ep']:>3} "
+        lines.append(f"{i:>2} {p['machine']:{width}s} {p['gpus']:>5} {p['tp']:>3} {p['pp']:>3} {p['ep']:>3} "
                      f"{p['replicas']:>4} {p['weights_dtype']:>7} {p['kv_dtype']:>5} {ttft:>9} {p['tpot_ms']:8.1f} "
                      f"{p['output_tokens_per_s_per_gpu']:10,.0f} {p['tokens_per_s_per_user']:10,.1f} {usd:>9} "
                      f"{per_m:>8}")

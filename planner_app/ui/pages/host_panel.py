@@ -43,11 +43,13 @@ def ram_line(h: dict) -> str:
 
 def input_line(h: dict) -> str:
     p = h["input"]
+    # rates to two significant digits: a small job's 0.082 samples/s printed as "0" with ",.0f"
     return QCoreApplication.translate(
-        "HostPanel", "{verdict}: {need:,.0f} samples/s per node ({gbs:.2f} GB/s, {cores:,.1f} cores); "
+        "HostPanel", "{verdict}: {need} samples/s per node ({read}/s, {cores} cores); "
                      "{workers} loader workers per GPU").format(
-        verdict=verdict_text(p["verdict"]), need=p["samples_per_s_per_node"], gbs=p["read_gb_s_per_node"],
-        cores=p["cores_needed_per_node"], workers=p["workers_per_gpu"])
+        verdict=verdict_text(p["verdict"]), need=units.fmt_rate(p["samples_per_s_per_node"]),
+        read=units.fmt_bytes(p["read_gb_s_per_node"] * 1e9), cores=units.fmt_rate(p["cores_needed_per_node"]),
+        workers=p["workers_per_gpu"])
 
 
 # The plan options this panel edits (service/options.py): number fields, empty = the default
