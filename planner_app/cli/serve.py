@@ -79,7 +79,8 @@ def format_text(out: dict) -> str:
     cost = out.get("cost") or {}
     if cost.get("usd_per_million_output_tokens") is not None:
         lines.append(f"Cost: ${cost['usd_per_million_output_tokens']:,.3f} per million output tokens "
-                     f"(${cost['usd_per_hour']:,.2f}/h for {cost['instances']} instance(s), {cost['price_basis']}, "
+                     f"(${cost['usd_per_hour']:,.2f}/h for {cost['instances']} whole instance(s) of {cost['gpus_per_instance']} "
+                     f"GPUs, {cost['idle_gpus']} GPU(s) idle; {cost['price_basis']}, "
                      f"price of {cost['price_date']})")
     m = out["memory"]
     lines += ["", f"Memory per GPU: {gb(m['device_bytes'])} of {gb(m['capacity_bytes'])}"]

@@ -306,6 +306,10 @@ class ServeSearchRequest:
 
     serve: ServeRequest = part(ServeRequest, required=True)
     targets: SloTargets = part(SloTargets)
+    quantized_weights: bool = declare(False, Option(
+        "bool", QT_TRANSLATE_NOOP("Options", "search: also try quantized weights (fp8, int4; fp4 where the GPU has "
+                                             "fp4 tensor cores); without it, only the model's own 16-bit weights"),
+        QT_TRANSLATE_NOOP("Options", "Quantized weights"), scope="serve", group="search"))
     top: int = declare(10, Option("int", QT_TRANSLATE_NOOP("Options", "search: deployments to list"),
                                   QT_TRANSLATE_NOOP("Options", "Top"), minimum=1, maximum=10000, scope="command"))
 

@@ -130,12 +130,16 @@
         <translation>{name}（无重叠）</translation>
     </message>
     <message>
-        <source>{name}: same as {others} (within {pt:g} point)</source>
+        <source>{line}: same as {others} (within {pt:g} point)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>, </source>
         <translation type="unfinished">，</translation>
+    </message>
+    <message>
+        <source>dashed, in each network&apos;s colour: the no-overlap reference 1/(1 + t_comm/t_compute)</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Time against cost</source>
@@ -162,6 +166,10 @@
         <translation>秒前</translation>
     </message>
     <message>
+        <source>Waiting for telemetry samples…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>GPU {n}</source>
         <translation>GPU {n}</translation>
     </message>
@@ -184,6 +192,10 @@
     <message>
         <source>measured GEMMs</source>
         <translation>实测 GEMM</translation>
+    </message>
+    <message>
+        <source>No measurements yet: run the benchmarks</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Pareto front</source>
@@ -2424,10 +2436,6 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>通过 NVML 检测到 {n} 个 GPU</translation>
     </message>
     <message>
-        <source>Live telemetry (off: no NVIDIA GPU visible through NVML)</source>
-        <translation>实时遥测（已关闭：NVML 未检测到 NVIDIA GPU）</translation>
-    </message>
-    <message>
         <source>eager dispatch (host)</source>
         <translation>eager 调度（主机）</translation>
     </message>
@@ -2448,6 +2456,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>运行中…</translation>
     </message>
     <message>
+        <source>No GPU telemetry: NVML found no GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No GPU telemetry: NVML is unavailable (see Devices)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -2460,8 +2476,48 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>校准配置用于修正 GPU 估算：请在规格库中已有的 GPU 上运行</translation>
     </message>
     <message>
+        <source>a CPU run ({backend} backend) has no datasheet to compare with</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{device} is not in the spec database</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the datasheet has no {dtype} figure</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no datasheet figure for this measurement</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Measured against the datasheet: normal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {rate}: not compared — {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {bw:,.1f} GB/s: not compared — {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>user database unavailable: {err}</source>
         <translation>用户数据库不可用：{err}</translation>
+    </message>
+    <message>
+        <source>Calibrate this scenario&apos;s estimates with profile {name}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select a profile in the list first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No calibration profiles yet: run the benchmarks on a GPU and save the results as a profile</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Profile name: type a name first</source>
@@ -2597,8 +2653,12 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>否</translation>
     </message>
     <message>
-        <source>Each node: {g} GPUs; NICs per node as in the table (the plan&apos;s NICs per node, else the instance&apos;s, else one per GPU)</source>
-        <translation>每个节点：{g} 个 GPU；每节点网卡数见表格（取方案设置，否则取实例配置，否则每 GPU 一块）</translation>
+        <source>NICs per node: {n}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each node: {g} GPUs. NICs per node: the plan&apos;s own network has the plan&apos;s (its instance&apos;s); another network has what nodes on it have:</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups of the plan</source>

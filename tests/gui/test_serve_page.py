@@ -102,8 +102,8 @@ def test_slo_search_and_use_this_deployment(window, qtbot):
     for p in res.cheapest:
         assert p["ttft_ms"] <= 800 and p["tpot_ms"] <= 25 and not p["saturated"]
         assert p["machine"] in ("p5.48xlarge", "p5en.48xlarge")
-    costs = [(p["usd_per_hour"], p["gpus"]) for p in res.cheapest]
-    assert costs == sorted(costs)  # the cheapest first (USD per hour, then fewer GPUs)
+    costs = [(p["usd_per_million_output_tokens"], p["gpus"]) for p in res.cheapest]
+    assert costs == sorted(costs)  # the cheapest first (USD per million output tokens, then fewer GPUs)
     assert page.pareto_chart.front_points  # the front is drawn
     page.table.selectRow(1)
     row = res.cheapest[1]
@@ -168,6 +168,7 @@ def test_slo_search_says_what_it_skipped(window, qtbot):
     window.doc.update_workload(model="llama-3.1-8b")
     page = _open_serve(window, qtbot)
     page.engine.set_value("trtllm")
+    page.search_options.widget("quantized_weights").setChecked(True)  # fp8 weights asked for, and skipped
     _search(page, qtbot, {hw_key("instance", "p4de.24xlarge"), hw_key("instance", "GN10Xp.20XLARGE320")}, 5000.0, 200.0)
     rows = page.search_result.cheapest
     assert rows and all(r["machine"] == "p4de.24xlarge" and "fp8" not in (r["weights_dtype"], r["kv_dtype"])

@@ -15,12 +15,15 @@ def run_serve(req: ServeRequest, db) -> dict:
     return serving.run_serve(req, db).to_json()
 
 
-def run_slo_search(req: ServeRequest, machines, ttft_ms: float, tpot_ms: float, db, top: int = 10):
-    """The SLO search of ``req``'s model and traffic on ``machines`` ((kind, name) pairs)."""
+def run_slo_search(req: ServeRequest, machines, ttft_ms: float, tpot_ms: float, db, top: int = 10,
+                   quantized: bool = False):
+    """The SLO search of ``req``'s model and traffic on ``machines`` ((kind, name) pairs); ``quantized``:
+    fp8/int4 weights too."""
     names = {"instance": ",".join(n for k, n in machines if k == "instance") or None,
              "gpu": ",".join(n for k, n in machines if k == "gpu") or None}
     return serving.run_slo_search(ServeSearchRequest(serve=replace(req, **names),
-                                                     targets=SloTargets(ttft_ms=ttft_ms, tpot_ms=tpot_ms), top=top), db)
+                                                     targets=SloTargets(ttft_ms=ttft_ms, tpot_ms=tpot_ms), top=top,
+                                                     quantized_weights=quantized), db)
 
 
 def serve(db, **kw):

@@ -245,11 +245,11 @@ def test_json_keys(capsys):
 def test_slo_search_choice_meets_targets_and_matches_single_estimate(db):
     req = ServeRequest(model="llama-3.1-70b", isl=2048, osl=512, concurrency=64)
     res = run_slo_search(req, (("instance", "p5.48xlarge"), ("instance", "p4de.24xlarge")), 800.0, 30.0, db, top=5)
-    assert res.evaluated >= 5000 and res.meeting > 0
+    assert res.evaluated >= 3000 and res.meeting > 0  # bf16 weights (quantized ones not asked for)
     for p in res.cheapest + res.fewest_gpus:
         assert p["ttft_ms"] <= 800 and p["tpot_ms"] <= 30 and not p["saturated"]
-    costs = [p["usd_per_hour"] for p in res.cheapest]
-    assert costs == sorted(costs)
+    costs = [(p["usd_per_million_output_tokens"], p["gpus"]) for p in res.cheapest]
+    assert costs == sorted(costs)  # cost per million output tokens, then fewer GPUs
     gpus = [p["gpus"] for p in res.fewest_gpus]
     assert gpus == sorted(gpus)
     # the vectorised search and the single estimate are one implementation: same numbers

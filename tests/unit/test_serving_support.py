@@ -124,7 +124,7 @@ def test_a_bad_arch_in_a_users_row_names_the_column(tmp_path):
 def test_slo_search_skips_what_the_engine_cannot_run_and_says_so(db):
     req = request_for_search(ServeRequest(model="llama-3.1-8b", isl=1024, osl=256, concurrency=32, engine="trtllm"))
     machines = (("instance", "p4de.24xlarge"), ("instance", "GN10Xp.20XLARGE320"))
-    res = run_slo_search(req, machines, 5000.0, 200.0, db, top=500)
+    res = run_slo_search(req, machines, 5000.0, 200.0, db, top=500, quantized=True)
     plans = res.cheapest + res.pareto
     assert plans and {p["machine"] for p in plans} == {"p4de.24xlarge"}
     assert not [p for p in plans if p["weights_dtype"] == "fp8" or p["kv_dtype"] == "fp8"]
@@ -137,16 +137,16 @@ def test_slo_search_skips_what_the_engine_cannot_run_and_says_so(db):
 
 def test_slo_search_keeps_every_precision_where_all_run(db):
     req = request_for_search(ServeRequest(model="llama-3.1-8b", isl=1024, osl=256, concurrency=32))
-    res = run_slo_search(req, (("gpu", "B200"),), 5000.0, 200.0, db, top=2000)
-    assert not res.notes
+    res = run_slo_search(req, (("gpu", "B200"),), 5000.0, 200.0, db, top=2000, quantized=True)
+    assert not [n for n in res.notes if "skipped" in n]
     assert {p["weights_dtype"] for p in res.cheapest} == {"bf16", "fp8", "int4", "fp4"}
 
 
 def test_slo_search_on_a_gpu_of_unknown_architecture_tries_everything_and_says_so(db):
     from planner_app.core.serving.search import search_dtypes
     gpu = dataclasses.replace(db.gpu("a100-sxm-80gb"), arch="")
-    wds, kds, notes = search_dtypes(gpu, "trtllm")
+    wds, kds, notes = search_dtypes(gpu, "trtllm", quantized=True)
     assert wds == ["bf16", "fp8", "int4"] and kds == list(sv.SERVE_KV_DTYPES)
     assert len(notes) == 1 and "not checked" in notes[0]
-    known = search_dtypes(db.gpu("a100-sxm-80gb"), "trtllm")
+    known = search_dtypes(db.gpu("a100-sxm-80gb"), "trtllm", quantized=True)
     assert known[:2] == (["bf16", "int4"], ["bf16"]) and "skipped" in known[2][0]

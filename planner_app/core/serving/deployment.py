@@ -9,6 +9,8 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
+
 from planner_app.core.errors import InputError
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.plans.cost import DEFAULT_MIX, PriceChoice
@@ -75,6 +77,28 @@ def instance_price_usd(hw: Hardware, basis: str | None, cny_per_usd) -> tuple[fl
     return PriceChoice(basis=basis, mix=DEFAULT_MIX, cny_per_usd=cny_per_usd).hourly(hw.instance.prices)
 
 
+def pack_replicas(gpus_per_replica, replicas, gpus_per_instance):
+    """(instances billed, idle GPUs) of ``replicas`` replicas of ``gpus_per_replica`` GPUs on
+    instances of ``gpus_per_instance``: replicas pack into whole instances and a replica that fits
+    in one is never split across two (its GPUs talk over the node's own link, as the engine model
+    assumes), so an instance holds floor(gpus_per_instance / gpus_per_replica) replicas; a replica
+    larger than one instance takes whole instances of its own, ceil(gpus_per_replica /
+    gpus_per_instance). A cloud bills the instance, not its GPUs: idle GPUs are paid for.
+    Array-generic: numbers (ints back) or numpy columns."""
+    gpr = np.asarray(gpus_per_replica, dtype=float)
+    reps = np.asarray(replicas, dtype=float)
+    per_inst = float(gpus_per_instance)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fits_one = gpr <= per_inst
+        per_instance = np.floor(per_inst / np.where(fits_one, gpr, 1.0))
+        instances = np.where(fits_one, np.ceil(reps / np.maximum(per_instance, 1.0)),
+                             reps * np.ceil(gpr / per_inst))
+    idle = instances * per_inst - gpr * reps
+    if np.ndim(instances) == 0:
+        return int(instances), int(idle)
+    return instances, idle
+
+
 def engine_settings(req, gpu) -> tuple[int, int]:
     seqs, tokens = sv.engine_defaults(gpu.capacity_bytes, gpu.id + " " + gpu.name)
     return req.max_num_seqs or seqs, req.max_num_batched_tokens or tokens
@@ -135,9 +159,10 @@ def serve_estimate(req: ServeRequest, model, hw: Hardware, per_node: int, notes:
     cost = {}
     inst = hw.instance
     if price is not None and inst is not None:  # a price comes with an instance (instance_price_usd)
-        per_replica = math.ceil(d.gpus_per_replica / inst.gpu_count)
-        usd_h = price * per_replica * d.replicas
-        cost = {"usd_per_hour": usd_h, "instances": per_replica * d.replicas, "price_basis": basis,
+        instances, idle = pack_replicas(d.gpus_per_replica, d.replicas, inst.gpu_count)
+        usd_h = price * instances
+        cost = {"usd_per_hour": usd_h, "instances": instances, "gpus_per_instance": inst.gpu_count,
+                "idle_gpus": idle, "price_basis": basis,
                 "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if out_tps > 0 else None,
                 "price_date": inst.prices.date, "currency_source": inst.prices.currency}
     seqs, tokens = engine_settings(req, hw.gpu)

@@ -1,8 +1,10 @@
 """The serving SLO search (issue 15): every deployment of a model on a list of GPUs or instances
 (tensor and pipeline parallel, expert parallel for MoE, replicas, weight and KV precisions),
-scored at once with core/serving/engine.py over numpy columns; the cheapest and the fewest-GPU ones that
-meet the TTFT and TPOT targets, and the Pareto front of output tokens/s per GPU against tokens/s
-per user (the chart SemiAnalysis's InferenceX draws)."""
+scored at once with core/serving/engine.py over numpy columns; the cheapest (cost per million output
+tokens) and the fewest-GPU ones that meet the TTFT and TPOT targets, and the Pareto front of output
+tokens/s per GPU against tokens/s per user (the chart SemiAnalysis's InferenceX draws), bounded to
+deployments sized for the load. Replicas pack into whole instances (deployment.pack_replicas), and
+a deployment is billed for the instances it takes (issue 29, item 5)."""
 from __future__ import annotations
 
 import time
@@ -21,6 +23,7 @@ from planner_app.core.serving.deployment import (
     deployment,
     engine_settings,
     instance_price_usd,
+    pack_replicas,
 )
 from planner_app.core.text import QT_TRANSLATE_NOOP, Text
 
@@ -29,8 +32,16 @@ PP_CHOICES = (1, 2, 4)
 MAX_REPLICAS = 64
 # The weight precisions the search tries: 16-bit, fp8 and int4 where the engine runs them on the GPU
 # (core/serving/support.py); fp4 only where fp4 tensor cores run it (elsewhere it is int4's speed with
-# more bytes per weight, never the better choice).
-SEARCH_WEIGHT_DTYPES = ("bf16", "fp8", "int4")
+# more bytes per weight, never the better choice). Quantised weights change the model's answers, so
+# they are tried only when the request asks (ServeSearchRequest.quantized_weights); otherwise only the
+# native 16-bit weights a checkpoint ships in (bf16 or fp16: the same bytes and GEMM rate here).
+NATIVE_WEIGHT_DTYPE = "bf16"
+SEARCH_WEIGHT_DTYPES = (NATIVE_WEIGHT_DTYPE, "fp8", "int4")
+# The Pareto front lists deployments sized for the load: one with more than this many times the
+# replicas its layout needs to serve the load unsaturated is over-provisioned (64 users on 64
+# replicas of 32 GPUs each is on the front of tokens/s per user, and nobody buys it). 4x keeps the
+# front's fast end (a quarter of the users per replica) and drops the 2,048-GPU rows.
+FRONT_OVERPROVISION_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -56,16 +67,18 @@ class SloResult:
     notes: list = field(default_factory=list)
 
 
-def search_dtypes(gpu, engine: str) -> tuple[list, list, list]:
+def search_dtypes(gpu, engine: str, quantized: bool = False) -> tuple[list, list, list]:
     """(weight precisions, KV precisions) the search tries on ``gpu`` with ``engine``, and the notes
-    on the ones it skips because the GPU cannot run them (core/serving/support.py)."""
+    on the ones it skips because the GPU cannot run them (core/serving/support.py). ``quantized``:
+    fp8/int4 (and fp4) weights too; else the native 16-bit weights only."""
     ok_w = support.allowed(gpu, engine, support.WEIGHTS)
     ok_kv = support.allowed(gpu, engine, support.KV)
-    wds = [w for w in SEARCH_WEIGHT_DTYPES if w in ok_w]
-    if "fp4" in ok_w and support.NATIVE["fp4"].runs_on(gpu):
+    tried = SEARCH_WEIGHT_DTYPES if quantized else (NATIVE_WEIGHT_DTYPE,)
+    wds = [w for w in tried if w in ok_w]
+    if quantized and "fp4" in ok_w and support.NATIVE["fp4"].runs_on(gpu):
         wds.append("fp4")
     kds = [k for k in sv.SERVE_KV_DTYPES if k in ok_kv]
-    skipped = [f"{w} weights" for w in SEARCH_WEIGHT_DTYPES if w not in ok_w] + [
+    skipped = [f"{w} weights" for w in tried if w not in ok_w] + [
         f"{k} KV cache" for k in sv.SERVE_KV_DTYPES if k not in ok_kv]
     notes = [Text(QT_TRANSLATE_NOOP("Engine", "{gpu} ({arch}): deployments with {skipped} skipped ({engine} does "
                                               "not run them there)"), gpu=gpu.name, arch=gpu.arch,
@@ -95,10 +108,10 @@ def _grid(model, hw, per_node: int, wds: list, kds: list):
             "replicas": r, "wds": wds, "kds": kds}
 
 
-def _score_machine(req, model, shape, m: Machine, notes: list):
+def _score_machine(req, model, shape, m: Machine, notes: list, quantized: bool = False):
     """The machine's columns, or None (with a note) when the engine runs on none of its precisions."""
     kind, name, hw, per_node = m.kind, m.name, m.hardware, m.gpus_per_node
-    wds, kds, skipped = search_dtypes(hw.gpu, req.engine)
+    wds, kds, skipped = search_dtypes(hw.gpu, req.engine, quantized)
     if not wds or not kds:
         notes.append(Text(QT_TRANSLATE_NOOP("Engine", "{machine}: skipped, {engine} does not run on {gpu} ({arch})"),
                           machine=name, engine=req.engine, gpu=hw.gpu.name, arch=hw.gpu.arch))
@@ -119,21 +132,36 @@ def _score_machine(req, model, shape, m: Machine, notes: list):
     out_tps = st.requests_per_s * req.osl
     price, basis = instance_price_usd(hw, req.price, req.cny_per_usd)
     inst = hw.instance
-    if price is not None and inst is not None:  # a price comes with an instance (instance_price_usd)
-        insts = np.ceil(g["tp"] * g["pp"] / inst.gpu_count) * g["replicas"]
-        usd_h = insts * price
+    if inst is not None:
+        insts, idle = pack_replicas(g["tp"] * g["pp"], g["replicas"], inst.gpu_count)
     else:
-        insts = np.full(len(gpus), np.nan)
-        usd_h = np.full(len(gpus), np.nan)
+        insts, idle = np.full(len(gpus), np.nan), np.full(len(gpus), np.nan)
+    # a price comes with an instance (instance_price_usd)
+    usd_h = insts * price if price is not None else np.full(len(gpus), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        usd_per_m = np.where(out_tps > 0, usd_h / (out_tps * 3600) * 1e6, np.nan)
+    fits = np.asarray(cap["fits"]) & np.isfinite(st.tpot_s)
+    ok = fits & ~np.asarray(st.saturated, dtype=bool)  # runs the load without queueing
     seqs, tokens = engine_settings(req, hw.gpu)
     return {"machine": np.full(len(gpus), name, dtype=object), "kind": kind, "gpu": hw.gpu.name,
             "tp": g["tp"], "pp": g["pp"], "ep": g["ep"], "replicas": g["replicas"], "gpus": gpus,
             "weights_dtype": np.array(g["wds"], dtype=object)[g["w"]],
             "kv_dtype": np.array(g["kds"], dtype=object)[g["kv"]],
-            "fits": np.asarray(cap["fits"]) & np.isfinite(st.tpot_s), "ttft_s": st.ttft_s, "tpot_s": st.tpot_s,
+            "fits": fits, "ok": ok, "ttft_s": st.ttft_s, "tpot_s": st.tpot_s,
             "e2e_s": st.e2e_s, "out_tps": out_tps, "rps": st.requests_per_s, "saturated": st.saturated,
-            "max_conc": cap["max_concurrency"], "usd_h": usd_h, "instances": insts, "price_basis": basis,
+            "max_conc": cap["max_concurrency"], "usd_h": usd_h, "usd_per_m": usd_per_m, "instances": insts,
+            "idle_gpus": idle, "gpus_per_instance": np.full(len(gpus), inst.gpu_count if inst else np.nan),
+            "price_basis": np.full(len(gpus), basis, dtype=object),
+            "replicas_needed": _replicas_needed(ok, g["replicas"]),
             "kv_tokens": cap["kv_cache_tokens"], "max_num_seqs": seqs, "max_num_batched_tokens": tokens}
+
+
+def _replicas_needed(ok, replicas):
+    """Per row, the fewest replicas of its layout (tp, pp, ep and precisions on one machine) that
+    serve the load unsaturated; inf where none does. ``_grid`` lists each layout's replicas 1 ..
+    MAX_REPLICAS in one run, so a layout is a row of the reshaped column."""
+    r = np.where(ok, replicas, np.inf).reshape(-1, MAX_REPLICAS)
+    return np.repeat(r.min(axis=1), MAX_REPLICAS)
 
 
 def _concat(parts: list) -> dict:
@@ -144,9 +172,13 @@ def _concat(parts: list) -> dict:
     return out
 
 
+def _number(v) -> float | None:
+    v = float(v)
+    return v if np.isfinite(v) else None
+
+
 def _plan(c: dict, i: int, req: ServeRequest) -> dict:
     ms = 1e3
-    usd_h = float(c["usd_h"][i])
     out_tps = float(c["out_tps"][i])
     gpus = int(c["gpus"][i])
     ttft = float(c["ttft_s"][i])
@@ -156,8 +188,13 @@ def _plan(c: dict, i: int, req: ServeRequest) -> dict:
                        weights_dtype=c["weights_dtype"][i], kv_dtype=c["kv_dtype"][i])
     cmd = command_line("serve", {"model": req.model if isinstance(req.model, str) else "config.json",
                                  **given(row)})
+    instances = _number(c["instances"][i])
     return {"machine": c["machine"][i], "gpu": c["gpu"][i], "tp": int(c["tp"][i]), "pp": int(c["pp"][i]),
             "ep": int(c["ep"][i]), "replicas": int(c["replicas"][i]), "gpus": gpus,
+            # what is billed: whole instances (pack_replicas); None on a bare GPU
+            "instances": None if instances is None else int(instances),
+            "idle_gpus": None if instances is None else int(c["idle_gpus"][i]),
+            "gpus_per_instance": None if instances is None else int(c["gpus_per_instance"][i]),
             "weights_dtype": c["weights_dtype"][i], "kv_dtype": c["kv_dtype"][i],
             "ttft_ms": ttft * ms if np.isfinite(ttft) else None, "tpot_ms": float(c["tpot_s"][i]) * ms,
             "e2e_latency_ms": float(c["e2e_s"][i]) * ms if np.isfinite(c["e2e_s"][i]) else None,
@@ -165,9 +202,9 @@ def _plan(c: dict, i: int, req: ServeRequest) -> dict:
             "tokens_per_s_per_user": 1.0 / float(c["tpot_s"][i]), "requests_per_s": float(c["rps"][i]),
             "max_concurrency": int(c["max_conc"][i] if np.isfinite(c["max_conc"][i]) else 0),
             "saturated": bool(c["saturated"][i]),
-            "usd_per_hour": usd_h if np.isfinite(usd_h) else None,
-            "usd_per_million_output_tokens": usd_h / (out_tps * 3600) * 1e6 if np.isfinite(usd_h) and out_tps > 0
-            else None, "serve_command": cmd}
+            "usd_per_hour": _number(c["usd_h"][i]), "usd_per_million_output_tokens": _number(c["usd_per_m"][i]),
+            "price_basis": c["price_basis"][i] if _number(c["usd_h"][i]) is not None else None,
+            "serve_command": cmd}
 
 
 def slo_search(request: ServeSearchRequest, model, machines: list[Machine]) -> SloResult:
@@ -180,25 +217,28 @@ def slo_search(request: ServeSearchRequest, model, machines: list[Machine]) -> S
         raise InputError("model", "serving needs a transformer language model")
     shape = sv.model_shape(model)
     notes: list[str] = []
-    parts = [p for p in (_score_machine(req, model, shape, m, notes) for m in machines) if p]
+    parts = [p for p in (_score_machine(req, model, shape, m, notes, request.quantized_weights) for m in machines)
+             if p]
     if not parts:
         raise InputError("engine", f"{req.engine} runs on none of the machines given ({'; '.join(notes)}); "
                                    f"choose another --engine or other machines")
     c = _concat(parts)
     n = len(c["tp"])
     fits = c["fits"]
-    ok = fits & ~c["saturated"].astype(bool)
+    ok = c["ok"]
     meets = ok & (c["ttft_s"] * 1e3 <= ttft_ms) & (c["tpot_s"] * 1e3 <= tpot_ms)
     idx = np.flatnonzero(meets)
-    usd = np.where(np.isfinite(c["usd_h"]), c["usd_h"], np.inf)
-    cheapest = idx[np.lexsort((c["gpus"][idx], usd[idx]))][:top] if len(idx) else idx
-    fewest = idx[np.lexsort((usd[idx], c["gpus"][idx]))][:top] if len(idx) else idx
-    ok_idx = np.flatnonzero(ok)
-    per_gpu = c["out_tps"][ok_idx] / c["gpus"][ok_idx]
-    per_user = 1.0 / c["tpot_s"][ok_idx]
-    # the front of tokens/s per user against output tokens/s per GPU (both maximised), slowest user first
-    front = ok_idx[pareto_front(-per_user, -per_gpu)] if len(ok_idx) else ok_idx
-    front = front[np.argsort(1.0 / c["tpot_s"][front])]
+    cheapest, fewest = rankings(c, idx, req.price)
+    cheapest, fewest = cheapest[:top], fewest[:top]
+    # the front among deployments sized for the load (FRONT_OVERPROVISION_FACTOR); what it leaves out is said
+    sized = ok & (c["replicas"] <= FRONT_OVERPROVISION_FACTOR * c["replicas_needed"])
+    front = _front(c, np.flatnonzero(sized))
+    dropped = np.setdiff1d(_front(c, np.flatnonzero(ok)), front)
+    if len(dropped):
+        notes.append(Text(QT_TRANSLATE_NOOP("Engine", "Pareto front: {n:,} points with more than {factor}x the "
+                                                      "replicas their layout needs for this load (up to {gpus:,} "
+                                                      "GPUs) left out"),
+                          n=len(dropped), factor=FRONT_OVERPROVISION_FACTOR, gpus=int(c["gpus"][dropped].max())))
     res = SloResult(evaluated=n, fitting=int(fits.sum()), meeting=int(meets.sum()), elapsed_s=0.0,
                     cheapest=[_plan(c, int(i), req) for i in cheapest],
                     fewest_gpus=[_plan(c, int(i), req) for i in fewest],
@@ -212,6 +252,30 @@ def slo_search(request: ServeSearchRequest, model, machines: list[Machine]) -> S
             res.closest = _plan(c, int(cand[np.lexsort((c["gpus"][cand], miss))[0]]), req)
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+def rankings(c: dict, idx, price: str | None) -> tuple:
+    """Rows ``idx`` of the columns ``c`` in the two orders the search lists: cheapest (cost per
+    million output tokens, then fewer GPUs) and fewest GPUs (then cost per million). Costs compare
+    like for like: a row priced at another basis than the one ranked at (``price``, else on-demand;
+    an instance sold only as spot is priced at spot) comes after every row at that basis, and an
+    unpriced row (a bare GPU) last."""
+    basis = price or "on_demand"
+    per_m = np.where(np.isfinite(c["usd_per_m"][idx]), c["usd_per_m"][idx], np.inf)
+    other = np.array([b != basis for b in c["price_basis"][idx]], dtype=bool) & np.isfinite(per_m)
+    gpus = c["gpus"][idx]
+    return idx[np.lexsort((gpus, per_m, other))], idx[np.lexsort((per_m, other, gpus))]
+
+
+def _front(c: dict, rows):
+    """Rows on the front of tokens/s per user against output tokens/s per GPU (both maximised),
+    slowest user first."""
+    if not len(rows):
+        return rows
+    per_gpu = c["out_tps"][rows] / c["gpus"][rows]
+    per_user = 1.0 / c["tpot_s"][rows]
+    front = rows[pareto_front(-per_user, -per_gpu)]
+    return front[np.argsort(1.0 / c["tpot_s"][front])]
 
 
 def request_for_search(req: ServeRequest) -> ServeRequest:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from planner_app.core.options import build
+from planner_app.core.options import build, with_options
 from planner_app.core.requests import ServeRequest, ServeSearchRequest, SloTargets, serve_section_options
 from planner_app.i18n import engine_text
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
@@ -36,9 +36,11 @@ from planner_app.ui.fields import (
     option_choice_field,
     option_int_field,
     option_number_field,
+    price_basis_labels,
     with_option_tooltip,
 )
 from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.option_form import OptionForm
 from planner_app.ui.pages.hardware import (
     hardware_choices,
     hw_key,
@@ -49,6 +51,8 @@ from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEBOUNCE_MS = 150  # STYLE.md: edits are coalesced before recomputing
 SERVE_OPTIONS = serve_section_options()
+# The search's own options (quantized weights, ...): a form generated from the request, so a new one is a new row
+SEARCH_OPTIONS = [o for o in SERVE_OPTIONS.values() if o.group == "search"]
 # The deployment the page starts from when the scenario has no serve section yet (the first edit writes
 # every field into the section): the issue's example traffic (2K in / 512 out, 64 concurrent users,
 # TTFT under 1 s, 30 tokens/s per user) and tp 8, one 8-GPU server, the usual serving unit (a 70B
@@ -113,10 +117,16 @@ def format_results(out: dict) -> dict:
 def verdict_text(out: dict) -> str:
     d = out["deployment"]
     if out["saturated"]:
-        return translate("ServePage", "Fits on {gpus} GPUs, but saturated: at most {n:,} requests run at once, the rest queue").format(
+        text = translate("ServePage", "Fits on {gpus} GPUs, but saturated: at most {n:,} requests run at once, the rest queue").format(
             gpus=d["gpus"], n=out["max_concurrency"])
-    return translate("ServePage", "Fits on {gpus} GPUs: {n:,} requests can run at once, no queueing").format(
-        gpus=d["gpus"], n=out["max_concurrency"])
+    else:
+        text = translate("ServePage", "Fits on {gpus} GPUs: {n:,} requests can run at once, no queueing").format(
+            gpus=d["gpus"], n=out["max_concurrency"])
+    cost = out.get("cost") or {}
+    if cost.get("instances"):  # what is billed: whole instances (core/serving/deployment.pack_replicas)
+        text += "\n" + translate("ServePage", "Billed: {n:,} instance(s) of {per} GPUs, {idle:,} GPUs idle").format(
+            n=cost["instances"], per=cost["gpus_per_instance"], idle=cost["idle_gpus"])
+    return text
 
 
 def serve_request(sc: dict, values: dict) -> ServeRequest:
@@ -132,12 +142,14 @@ def serve_task(sc: dict, values: dict, db):
     return run
 
 
-def slo_task(sc: dict, values: dict, machines: list, ttft_ms: float, tpot_ms: float, db):
+def slo_task(sc: dict, values: dict, machines: list, ttft_ms: float, tpot_ms: float, db, search=None):
+    """``search``: the search's own options by key (None: the default)."""
     def run(progress, cancelled):
         names = {"instance": ",".join(i for k, i in machines if k == "instance") or None,
                  "gpu": ",".join(i for k, i in machines if k == "gpu") or None}
         serve = serve_request(sc, {**values, **names})
-        return run_slo_search(ServeSearchRequest(serve=serve, targets=SloTargets(ttft_ms=ttft_ms, tpot_ms=tpot_ms)),
+        request = ServeSearchRequest(serve=serve, targets=SloTargets(ttft_ms=ttft_ms, tpot_ms=tpot_ms))
+        return run_slo_search(with_options(request, **{k: v for k, v in (search or {}).items() if v is not None}),
                               db)
     return run
 
@@ -259,6 +271,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
             label = form.labelForField(w)
             label.setText(f"{label.text()} ({SERVE_OPTIONS[key].unit})")
         v.addLayout(form)
+        self.search_options = OptionForm(SEARCH_OPTIONS)
+        self.search_options.edited.connect(self._save_targets)
+        v.addWidget(self.search_options)
         v.addWidget(QLabel(self.tr("Machines to consider")))
         self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(self.db)],
                                   checked={hw_key("instance", m) for m in DEFAULT_SEARCH_MACHINES})
@@ -329,7 +344,10 @@ class ServePage(RecomputeWhenVisible, QWidget):
         return right
 
     def _columns(self) -> list:
+        basis = price_basis_labels()
+        # GPUs: those the replicas use; Instances: the whole instances billed; Idle GPUs: theirs left unused
         return [Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
+                Column("instances", self.tr("Instances")), Column("idle_gpus", self.tr("Idle GPUs")),
                 Column("layout", self.tr("tp×pp×ep×replicas")), Column("dtypes", self.tr("Weights / KV")),
                 Column("ttft_ms", "TTFT", "ms", fmt=lambda v: f"{v:,.0f}"),
                 Column("tpot_ms", "TPOT", "ms", fmt=lambda v: f"{v:,.1f}"),
@@ -342,7 +360,8 @@ class ServePage(RecomputeWhenVisible, QWidget):
                 Column("saturated", self.tr("Saturated")),
                 Column("usd_h", self.tr("USD/h"), fmt=lambda v: f"{v:,.2f}" if v != "" else "—"),
                 Column("usd_per_m", self.tr("USD per million output tokens"),
-                       fmt=lambda v: f"{v:,.2f}" if v != "" else "—")]
+                       fmt=lambda v: f"{v:,.2f}" if v != "" else "—"),
+                Column("price_basis", self.tr("Price basis"), fmt=lambda v: basis.get(v, v))]
 
     # ---- the document -----------------------------------------------------------------------
     def values(self) -> dict:
@@ -383,6 +402,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
             self.gmu.setValue(float(serve.get("gpu_memory_utilization", SERVE_OPTIONS["gpu_memory_utilization"].default)))
             self.ttft_target.set_value(float(serve.get("ttft_ms", DEFAULTS["ttft_ms"])))
             self.tpot_target.set_value(float(serve.get("tpot_ms", round(DEFAULTS["tpot_ms"], 2))))
+            self.search_options.set_values({o.key: serve.get(o.key) for o in SEARCH_OPTIONS})
         finally:
             self._loading = False
         self._show_load_field()
@@ -412,8 +432,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.request_recompute()
 
     def _save_targets(self) -> None:
-        if not self._loading:
-            self.doc.update_serve(ttft_ms=self.ttft_target.value(), tpot_ms=self.tpot_target.value())
+        if not self._loading:  # the search's options too (None: the default, its key removed)
+            self.doc.update_serve(ttft_ms=self.ttft_target.value(), tpot_ms=self.tpot_target.value(),
+                                  **self.search_options.values())
 
     # ---- the estimate -----------------------------------------------------------------------
     def recompute(self) -> None:
@@ -475,13 +496,14 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.run_button.setEnabled(False)
         self.search_status.setText(self.tr("Searching…"))
         self.search_slot.start(slo_task(self.doc.snapshot(), self.values(), machines, self.ttft_target.value(),
-                                        self.tpot_target.value(), self.db))
+                                        self.tpot_target.value(), self.db, self.search_options.values()))
 
     def _show_search(self, res) -> None:
         self.search_result = res
         rows = []
         for i, p in enumerate(res.cheapest, 1):
-            rows.append({"rank": i, "machine": p["machine"], "gpus": p["gpus"],
+            rows.append({"rank": i, "machine": p["machine"], "gpus": p["gpus"], "instances": p["instances"],
+                         "idle_gpus": p["idle_gpus"], "price_basis": p["price_basis"],
                          "layout": f"{p['tp']}×{p['pp']}×{p['ep']}×{p['replicas']}",
                          "dtypes": f"{p['weights_dtype']} / {p['kv_dtype']}", "ttft_ms": p["ttft_ms"],
                          "tpot_ms": p["tpot_ms"], "e2e_ms": p["e2e_latency_ms"],
