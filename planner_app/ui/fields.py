@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from planner_app import units
 from planner_app.core.options import choice_label
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.scenario import ESTIMATE_OPTIONS
@@ -204,6 +205,13 @@ def option_number_field(key: str, placeholder: str = "", table: dict | None = No
                         placeholder=placeholder, help_text=option_tooltip(key, table))
     field.setObjectName(f"option:{key}")
     return field
+
+
+def duration_text(s: float | None) -> str:
+    """A duration in its natural unit (units.fmt_seconds) with the unit in the user's language."""
+    return units.fmt_seconds(s, names={
+        "us": translate("Fields", "µs"), "ms": translate("Fields", "ms"), "s": translate("Fields", "s"),
+        "min": translate("Fields", "min"), "h": translate("Fields", "h"), "days": translate("Fields", "days")})
 
 
 def price_basis_labels() -> dict:

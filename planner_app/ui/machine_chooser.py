@@ -11,9 +11,9 @@ from PySide6.QtWidgets import (
     QCompleter,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
+    QStyledItemDelegate,
     QVBoxLayout,
     QWidget,
 )
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.fields import CheckList
 from planner_app.ui.pages.hardware import hardware_rows, hw_key
+from planner_app.ui.textfit import WrapLabel
 
 
 class MachineChooser(QWidget):
@@ -44,8 +45,7 @@ class MachineChooser(QWidget):
         self.gpu = self._filter(translate("Machines", "All GPUs"), [r["gpu"] for r in self.rows])
         self.region = self._filter(translate("Machines", "All regions"), [r["region"] for r in self.rows])
         self.ticked_only = QCheckBox(translate("Machines", "Ticked only"))
-        self.count = QLabel()
-        self.count.setWordWrap(True)
+        self.count = WrapLabel()
         clear = QPushButton(translate("Machines", "Untick all"))
         clear.clicked.connect(lambda: self.set_checked(set()))
         self.plans_button = QPushButton(translate("Machines", "Tick the plans' machines"))
@@ -61,10 +61,11 @@ class MachineChooser(QWidget):
         grid.addWidget(self.ticked_only, 1, 1)
         lay.addLayout(grid)
         lay.addWidget(self.list, 1)
+        lay.addWidget(self.count)
         foot = QHBoxLayout()
-        foot.addWidget(self.count, 1)
         foot.addWidget(self.plans_button)
         foot.addWidget(clear)
+        foot.addStretch(1)
         lay.addLayout(foot)
         self.search.textChanged.connect(self.apply_filter)
         for combo in (self.provider, self.gpu, self.region):
@@ -155,9 +156,33 @@ def plan_machine_keys(doc_data: dict) -> set:
 
 
 
+# the full label of a machine (GPUs, price) in the "GPU or instance" box's items: what its lists show
+# and what typing matches; the box itself shows the short name (provider, id, region), which fits
+FULL_LABEL_ROLE = Qt.UserRole + 1
+
+
+class FullLabelDelegate(QStyledItemDelegate):
+    """Draws an item's FULL_LABEL_ROLE text (the drop-down and the completion list)."""
+
+    def initStyleOption(self, option, index):  # noqa: N802 - Qt override
+        super().initStyleOption(option, index)
+        full = index.data(FULL_LABEL_ROLE)
+        if full:
+            option.text = full
+
+
+def short_label(row: dict) -> str:
+    """'AWS p5.48xlarge', 'Alibaba Cloud ecs.gn7e-c16g1.32xlarge cn-beijing' (the region when the id
+    is sold in several); a GPU's label as it is ('GPU H100 SXM (80 GB)')."""
+    if row["kind"] == "gpu":
+        return row["label"]
+    return row["label"].split(" (")[0]
+
+
 def machine_combo(db, min_chars: int = 18) -> QComboBox:
     """The editable "GPU or instance" box of Plan and Serve: typing shows a list of the machines whose
-    label contains what was typed (any case), never an inline completion spliced into the text."""
+    full label (name, GPUs, price) contains what was typed (any case), never an inline completion
+    spliced into the text; the box shows the machine's short name and its tooltip the full label."""
     combo = QComboBox()
     combo.setEditable(True)
     combo.setInsertPolicy(QComboBox.NoInsert)
@@ -166,15 +191,25 @@ def machine_combo(db, min_chars: int = 18) -> QComboBox:
     combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(min_chars)
     for r in hardware_rows(db):
-        combo.addItem(r["label"], hw_key(r["kind"], r["id"]))
+        combo.addItem(short_label(r), hw_key(r["kind"], r["id"]))
+        combo.setItemData(combo.count() - 1, r["label"], FULL_LABEL_ROLE)
+        combo.setItemData(combo.count() - 1, r["label"], Qt.ToolTipRole)
+    delegate = FullLabelDelegate(combo)
     comp = combo.completer()
     comp.setCompletionMode(QCompleter.PopupCompletion)  # a list of matches (inline + contains garbles)
     comp.setFilterMode(Qt.MatchContains)
     comp.setCaseSensitivity(Qt.CaseInsensitive)
+    comp.setCompletionRole(FULL_LABEL_ROLE)
     comp.setMaxVisibleItems(15)
-    # the drop-down list as wide as its longest label (a combo's list is elided to the combo's width)
+    comp.popup().setItemDelegate(delegate)
     view = combo.view()
+    view.setItemDelegate(delegate)
+    # the lists as wide as the longest full label (a combo's list is otherwise elided to its width)
     view.setTextElideMode(Qt.ElideNone)
     fm = view.fontMetrics()
-    view.setMinimumWidth(max((fm.horizontalAdvance(combo.itemText(i)) for i in range(combo.count())), default=0) + 40)
+    widest = max((fm.horizontalAdvance(combo.itemData(i, FULL_LABEL_ROLE) or "") for i in range(combo.count())),
+                 default=0) + 40
+    view.setMinimumWidth(widest)
+    comp.popup().setMinimumWidth(widest)
+    combo.currentIndexChanged.connect(lambda i: combo.setToolTip(combo.itemData(i, FULL_LABEL_ROLE) or ""))
     return combo

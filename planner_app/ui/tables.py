@@ -21,7 +21,7 @@ class WrapHeader(QHeaderView):
         self.setSectionsClickable(True)
         self.setHighlightSections(False)
         # a section's width changes its wrapped height: the header re-measures (cached size hint)
-        self.sectionResized.connect(lambda *_: self._remeasure())
+        self.sectionResized.connect(lambda *_: self.remeasure())
 
     def text_margin_px(self) -> int:
         return 2 * self.style().pixelMetric(QStyle.PM_HeaderMargin, None, self) + 4
@@ -41,7 +41,7 @@ class WrapHeader(QHeaderView):
             room -= self.style().pixelMetric(QStyle.PM_HeaderMarkSize, None, self) + 4
         return room
 
-    def _remeasure(self) -> None:
+    def remeasure(self) -> None:
         height = self.sizeHint().height()
         if height != self.height():
             self.updateGeometries()
@@ -77,8 +77,10 @@ class WrapHeader(QHeaderView):
         opt.section = logical
         opt.text = ""
         if self.isSortIndicatorShown() and self.sortIndicatorSection() == logical:
-            opt.sortIndicator = (QStyleOptionHeader.SortDown if self.sortIndicatorOrder() == Qt.AscendingOrder
-                                 else QStyleOptionHeader.SortUp)
+            # the arrow points up for ascending (A to Z, smallest first), as users read it; QHeaderView's
+            # own mapping is the reverse (Ascending -> SortDown, a down arrow in Fusion)
+            opt.sortIndicator = (QStyleOptionHeader.SortUp if self.sortIndicatorOrder() == Qt.AscendingOrder
+                                 else QStyleOptionHeader.SortDown)
         painter.save()
         self.style().drawControl(QStyle.CE_Header, opt, painter, self)
         painter.restore()
@@ -91,9 +93,83 @@ class WrapHeader(QHeaderView):
 
 
 class DataTable(QTableView):
-    """A QTableView with a WrapHeader: every table of the app."""
+    """A QTableView with a WrapHeader: every table of the app. ``fit``: the columns share the view's
+    width (fit_columns) so that nothing needs a horizontal scroll bar where the words allow it."""
 
-    def __init__(self, parent=None):
+    # a cell's padding (the delegate's margins and the grid line), px
+    CELL_PAD_PX = 14
+    SAMPLE_ROWS = 200  # rows measured for a column's width
+
+    def __init__(self, parent=None, fit: bool = False):
         super().__init__(parent)
         self.setHorizontalHeader(WrapHeader(self))
         self.setWordWrap(True)
+        self.fit = fit
+        if fit:
+            self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+            self.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
+
+    def setModel(self, model):  # noqa: N802 - Qt override
+        super().setModel(model)
+        if model is not None and self.fit:
+            for sig in (model.modelReset, model.layoutChanged, model.rowsInserted, model.headerDataChanged):
+                sig.connect(self.fit_columns)
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if self.fit:
+            self.fit_columns()
+        elif ev.oldSize().width() != ev.size().width():
+            self.resizeRowsToContents()  # wrapped cells take the lines they need at the new width
+
+    def column_widths(self) -> tuple[list[int], list[int]]:
+        """Each column's natural width (its longest cell on one line; its header wrapped no narrower
+        than that) and its least width (its longest unbreakable word, in cells and header)."""
+        m, h = self.model(), self.horizontalHeader()
+        fm, hfm = QFontMetrics(self.font()), QFontMetrics(h.font())
+        margin = h.text_margin_px()
+        natural, least = [], []
+        rows = min(m.rowCount(), self.SAMPLE_ROWS)
+        for c in range(m.columnCount()):
+            texts = [str(m.data(m.index(r, c)) or "") for r in range(rows)]
+            cell = max((fm.horizontalAdvance(t) for t in texts), default=0) + self.CELL_PAD_PX
+            # a cell wraps at spaces only (the item delegate): its least width is its longest word
+            cell_word = max((fm.horizontalAdvance(w) for t in texts for w in t.split()), default=0) + self.CELL_PAD_PX
+            label = h.label(c)
+            head_word = longest_word_px(hfm, label) + margin if label else 0
+            head_line = hfm.horizontalAdvance(label) + margin if label else 0
+            # a header wraps to its cells' width, but a short header stays on one line
+            head = head_line if head_line <= max(cell, 2 * head_word) else max(head_word, cell)
+            natural.append(max(cell, head, h.minimumSectionSize()))
+            least.append(max(cell_word, head_word, h.minimumSectionSize()))
+        return natural, least
+
+    def fit_columns(self, *_args) -> None:
+        m = self.model()
+        if m is None or m.columnCount() == 0:
+            return
+        natural, least = self.column_widths()
+        room = self.viewport().width() - 2
+        if sum(natural) <= room:  # everything on one line: the spare width shared out
+            spare = room - sum(natural)
+            widths = [w + spare * w // max(sum(natural), 1) for w in natural]
+        elif sum(least) <= room:  # the widest columns wrap first: every column capped at one width
+            lo, hi = 0, max(natural)
+            while hi - lo > 1:  # the largest cap whose columns fit the room
+                cap = (lo + hi) // 2
+                if sum(max(m_, min(n, cap)) for n, m_ in zip(natural, least)) <= room:
+                    lo = cap
+                else:
+                    hi = cap
+            widths = [max(m_, min(n, lo)) for n, m_ in zip(natural, least)]
+        else:  # too many columns for the window: each as narrow as its words allow, and a scroll bar
+            widths = least
+        h = self.horizontalHeader()
+        h.blockSignals(True)
+        try:
+            for c, w in enumerate(widths):
+                h.resizeSection(c, int(w))
+        finally:
+            h.blockSignals(False)
+        h.remeasure()
+        self.resizeRowsToContents()

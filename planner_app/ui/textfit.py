@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QTextLayout, QTextOption
+from PySide6.QtWidgets import QLabel
 
 # Where a long token may break besides a space: after these characters (instance ids such as
 # ecs.gn7e-c16g1.32xlarge, paths, snake_case keys). A zero-width space marks the break for Qt's
@@ -63,3 +64,26 @@ def wrap_lines(text: str, font: QFont, width_px: float, max_lines: int = 3) -> l
         rest = " ".join(lines[max_lines - 1:])
         lines = lines[:max_lines - 1] + [fm.elidedText(rest, Qt.ElideRight, int(width_px))]
     return lines or [""]
+
+
+class WrapLabel(QLabel):
+    """A word-wrapped label that asks its layout for the height its text needs at its width (Qt's
+    layouts take a wrapped label's height from its size hint at an arbitrary width, so a long text
+    in a narrow column was cut off at the bottom)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def _fit_height(self) -> None:
+        need = self.heightForWidth(self.width()) if self.text() else 0
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        self._fit_height()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(text)
+        self._fit_height()

@@ -9,7 +9,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
 from planner_app.ui.charts.base import PALETTE, ChartBase
-from planner_app.ui.textfit import wrap_lines
+from planner_app.ui.textfit import WrapLabel, wrap_lines
 
 
 class ChartLegend(QWidget):
@@ -46,9 +46,8 @@ class ChartLegend(QWidget):
             sw = QLabel()
             sw.setFixedSize(12, 4 if style == "line" else 12)
             sw.setStyleSheet(f"background: {colour}; border: none;")
-            text = QLabel(label)
+            text = WrapLabel(label)  # a narrow chart wraps its labels instead of widening the page
             text.setStyleSheet("color: #222; background: white;")
-            text.setWordWrap(True)  # a narrow chart wraps its labels instead of widening the page
             h.addWidget(sw, 0, Qt.AlignVCenter)
             h.addWidget(text, 1)
             self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)

@@ -3,14 +3,17 @@
 QSvgGenerator: vector, and free of pyqtgraph 0.14's SVG exporter bug with closed paths)."""
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QImage, QPainter
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from planner_app.atomic import atomic_path
+from planner_app.ui.textfit import wrap_lines
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac"]
@@ -32,6 +35,25 @@ class ReadableAxis(pg.AxisItem):
         super().__init__(orientation, **kw)
         self.enableAutoSIPrefix(False)
 
+    # major labels at least this many text heights apart (pyqtgraph spaces them by pixels alone, and a
+    # short chart or a large meeting font stacked them over each other)
+    MIN_LABEL_GAP_LINES = 1.6
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph override
+        levels = super().tickSpacing(minVal, maxVal, size)
+        if self.logMode or self.orientation not in ("left", "right") or maxVal <= minVal or size <= 0:
+            return levels
+        px_per_unit = size / (maxVal - minVal)
+        need_px = QFontMetrics(self.style["tickFont"] or QFont()).height() * self.MIN_LABEL_GAP_LINES
+        kept = [(sp, off) for sp, off in levels if sp * px_per_unit >= need_px]
+        if kept:
+            return kept
+        # every level too dense: the next 1-2-5 step that leaves the room
+        step = need_px / px_per_unit
+        mag = 10 ** np.floor(np.log10(step))
+        nice = next(m * mag for m in (1, 2, 5, 10) if m * mag >= step)
+        return [(nice, 0)]
+
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
         if self.logMode:  # a log axis labels powers of ten: pyqtgraph's own strings
             return super().tickStrings(values, scale, spacing)
@@ -50,13 +72,13 @@ class ChartView(pg.PlotWidget):
 
 
 class ChartBase(QWidget):
-    def __init__(self, title: str = "", parent=None, value_bottom: bool = False):
-        """``value_bottom``: the x axis holds values too (scatter charts), read as the y axis is."""
+    def __init__(self, title: str = "", parent=None, value_bottom: bool = False, axes: dict | None = None):
+        """``value_bottom``: the x axis holds values too (scatter charts), read as the y axis is.
+        ``axes``: axis items by side that replace these defaults (a log chart's decade axes)."""
         super().__init__(parent)
         # value axes read 4,000,000, never 4e+06 or an SI-scaled "x1e6"
-        axes = {"left": ReadableAxis("left")}
-        if value_bottom:
-            axes["bottom"] = ReadableAxis("bottom")
+        axes = {"left": ReadableAxis("left"), **({"bottom": ReadableAxis("bottom")} if value_bottom else {}),
+                **(axes or {})}
         self.plot_widget = ChartView(background="w", axisItems=axes)
         self.plot = self.plot_widget.getPlotItem()
         # every charted quantity (bytes, seconds, dollars, rates, %) is >= 0: a zoom or a drag never
@@ -108,7 +130,17 @@ class ChartBase(QWidget):
         return f
 
     def _draw_title(self) -> None:
-        self.plot.setTitle(self._title, color="#222", size=f"{self.title_font().pointSizeF():.1f}pt")
+        """The title, wrapped onto a second line when the chart is narrower than it."""
+        f = self.title_font()
+        room = self.plot_widget.width() - 16
+        lines = wrap_lines(self._title, f, room, 2) if room > 40 and self._title else [self._title]
+        text = "<br>".join(html.escape(t) for t in lines)
+        self.plot.setTitle(text, color="#222", size=f"{f.pointSizeF():.1f}pt")
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if ev.oldSize().width() != ev.size().width():
+            self._draw_title()
 
     def set_title(self, title: str) -> None:
         self._title = title

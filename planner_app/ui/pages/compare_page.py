@@ -33,6 +33,7 @@ from planner_app.ui.option_form import settings_text
 from planner_app.ui.pages.hardware import parse_hw_key
 from planner_app.ui.pages.host_panel import verdict_text
 from planner_app.ui.tables import DataTable
+from planner_app.ui.textfit import breakable
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 # (key, label, unit, better: "min"/"max"/None, getter)
@@ -42,7 +43,7 @@ METRICS = (
     ("layout", QT_TRANSLATE_NOOP("Compare", "Layout (tp×pp×cp×ep×dp, ZeRO)"), "", None,
      lambda e, o: "{tp}×{pp}×{cp}×{ep}×{dp}, Z{zero}".format(**e["parallel"]) if "parallel" in e else f"tp {o.get('tp', 1)}"),
     ("memory_gb", QT_TRANSLATE_NOOP("Compare", "Memory per GPU"), "GB", "min", lambda e, o: e["memory"]["device_bytes"] / 1e9),
-    ("capacity_gb", QT_TRANSLATE_NOOP("Compare", "GPU memory"), "GB", None, lambda e, o: e["memory"]["capacity_bytes"] / 1e9),
+    ("capacity_gb", QT_TRANSLATE_NOOP("Compare", "GPU memory, driver total"), "GB", None, lambda e, o: e["memory"]["capacity_bytes"] / 1e9),
     ("fits", QT_TRANSLATE_NOOP("Compare", "Fits"), "", None, lambda e, o: _fits_text(e, o)),
     ("free_gb", QT_TRANSLATE_NOOP("Compare", "Free memory per GPU"), "GB", None,
      lambda e, o: (e["memory"]["capacity_bytes"] - e["memory"]["device_bytes"]) / 1e9),
@@ -284,7 +285,7 @@ def compare_task(sc: dict, db) -> dict:
 def _fmt(v):
     if isinstance(v, float):
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.2f}"
-    return str(v)
+    return breakable(str(v))  # an instance id wraps after its dots and underscores, not mid-word
 
 
 class AddInstancesDialog(QDialog):
@@ -421,6 +422,7 @@ class ComparePage(RecomputeWhenVisible, QWidget):
         hh.setSectionResizeMode(0, QHeaderView.ResizeToContents)
         for j in range(len(names)):
             hh.setSectionResizeMode(j + 1, QHeaderView.Stretch)
+        self.table.resizeRowsToContents()
         errs = [f"{r['name']}: {r['error']}" for r in results if "error" in r]
         if self.serving_error:
             errs.append(self.tr("Serving: {error}").format(error=self.serving_error))

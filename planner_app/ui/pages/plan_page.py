@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import html
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from planner_app import scenario, units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION, memory_verdict
+from planner_app.core.hardware.specs import NVML_CAPACITY_FACTOR
 from planner_app.core.options import options_of
 from planner_app.core.requests import InferenceRequest, TrainingRequest
 from planner_app.i18n import engine_text  # engine sentences in the UI's language
@@ -34,6 +35,7 @@ from planner_app.service.pricing import price_source
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.fields import (
     ChoiceField,
+    duration_text,
     option_label,
     price_basis_labels,
 )
@@ -194,6 +196,12 @@ class PlanPage(QWidget):
         self.verdict = QLabel()
         self.verdict.setStyleSheet(VERDICT_STYLE)
         self.verdict.setWordWrap(True)
+        # what the GPU's "85.54 GB" is: the driver's total, not the datasheet's "80 GB" (that is 80 GiB)
+        self.verdict.setToolTip(self.tr("GPU memory here is the GPU's total as the driver reports it (NVML, "
+                                        "nvidia-smi), in GB of 10⁹ bytes: {factor} × the datasheet's size, which is "
+                                        "in GiB (a datasheet's \"80 GB\" is {example:.2f} GB here; the Specs page "
+                                        "shows both). A plan's memory includes the CUDA context.").format(
+            factor=NVML_CAPACITY_FACTOR, example=80 * 2**30 * NVML_CAPACITY_FACTOR / 1e9))
         rl.addWidget(self.verdict)
         self.results = QWidget()  # the numbers and charts: greyed out while they do not match the inputs
         res_lay = QVBoxLayout(self.results)
@@ -242,7 +250,8 @@ class PlanPage(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # results wrap; they never scroll sideways
         scroll.setWidget(right)
-        left.setMaximumWidth(400)
+        self._left = left
+        self._fit_left_panel()
         split.addWidget(scroll)
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
@@ -476,6 +485,18 @@ class PlanPage(QWidget):
         self.assumptions.addItems([engine_text(a) for a in est.get("assumptions", [])])
         self.estimated.emit(est)
 
+    # the input panel's widest, in average characters of the body font (400 px at 9 pt): it grows with
+    # meeting mode's larger font instead of squeezing the machine box
+    LEFT_PANEL_CHARS = 58
+
+    def _fit_left_panel(self) -> None:
+        self._left.setMaximumWidth(max(400, self.fontMetrics().averageCharWidth() * self.LEFT_PANEL_CHARS))
+
+    def changeEvent(self, ev):  # noqa: N802 - Qt override
+        if ev.type() == QEvent.FontChange and hasattr(self, "_left"):
+            self._fit_left_panel()
+        super().changeEvent(ev)
+
     def _show_training(self, est: dict) -> None:
         n, m, t, c = self.numbers, est["memory"], est.get("time", {}), est.get("cost", {})
         gb = units.fmt_bytes
@@ -486,11 +507,11 @@ class PlanPage(QWidget):
         n["largest_mb"].setText(str(m.get("largest_micro_batch", "–")))
         # a plan that does not fit cannot run: its time and cost are what it would take if it fit
         hypothetical = "" if m["fits"] else "\n" + self.tr("(if it fit)")
-        n["step"].setText(units.fmt_seconds(t["step_s"]) + hypothetical)
+        n["step"].setText(duration_text(t["step_s"]) + hypothetical)
         n["tokens_s"].setText(f"{t['tokens_per_s']:,.0f}" + hypothetical)
         n["mfu"].setText(f"{t['mfu'] * 100:.1f}%" + hypothetical)
         # the natural unit: a 2.6-minute LoRA job reads "2.6 min", not "0.0 days"
-        n["train"].setText(units.fmt_seconds(t["train_s"]) + hypothetical if "train_s" in t else
+        n["train"].setText(duration_text(t["train_s"]) + hypothetical if "train_s" in t else
                            self.tr("set Tokens on the Workload page"))
         n["gpu_hours"].setText((f"{c['gpu_hours']:,.1f}" if c["gpu_hours"] < 100 else f"{c['gpu_hours']:,.0f}")
                                + hypothetical if "gpu_hours" in c else "–")
@@ -511,17 +532,17 @@ class PlanPage(QWidget):
         n["largest_mb"].setText(self.tr("{b:,} sequences").format(b=m["largest_batch"]) +
                                 "\n" + self.tr("(of {p:,} + {g:,} tokens)").format(p=st["prompt_len"],
                                                                                    g=st["new_tokens"]))
-        n["step"].setText(units.fmt_seconds(t["prefill_s"]))
+        n["step"].setText(duration_text(t["prefill_s"]))
         n["tokens_s"].setText(self.tr("{v:,.0f} tokens/s").format(v=t["decode_tokens_per_s"]) + "\n" +
                               self.tr("{v:,.0f} per GPU").format(v=t["tokens_per_s_per_gpu"]))
         bound = {"memory": self.tr("memory-bound"), "compute": self.tr("compute-bound"),
                  "host": self.tr("host-bound (Python dispatch)")}.get(
             t.get("decode_bound"), t.get("decode_bound", ""))
         engine = t.get("serving_engine_decode_s_per_token")
-        n["mfu"].setText(units.fmt_seconds(t["decode_s_per_token"]) + "\n" + bound
-                         + ("\n" + self.tr("vLLM: {t}").format(t=units.fmt_seconds(engine)) if engine else ""))
+        n["mfu"].setText(duration_text(t["decode_s_per_token"]) + "\n" + bound
+                         + ("\n" + self.tr("vLLM: {t}").format(t=duration_text(engine)) if engine else ""))
         n["train"].setText(self.tr("{v:,.1f} tokens/s").format(v=t["decode_tokens_per_s_per_user"]))
-        n["gpu_hours"].setText(units.fmt_seconds(t["end_to_end_s"]))
+        n["gpu_hours"].setText(duration_text(t["end_to_end_s"]))
         per_m = c.get("usd_per_million_tokens")
         if per_m is None:
             n["cost"].setText(self._no_price_text())

@@ -12,12 +12,10 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from planner_app import units
 from planner_app.core.hardware.fit import DEFAULT_MIN_HEADROOM_FRACTION
 from planner_app.core.options import build, options_of
 from planner_app.core.plans.cost import cny_rate
@@ -28,10 +26,13 @@ from planner_app.i18n import engine_text
 from planner_app.scenario import PLAN_KEYS, PLAN_OWN_KEYS
 from planner_app.service.search import run_search
 from planner_app.ui.charts.lines import ParetoChart
-from planner_app.ui.fields import ChoiceField, IntField, NumberField, price_basis_labels
+from planner_app.ui.fields import ChoiceField, IntField, NumberField, duration_text, price_basis_labels
 from planner_app.ui.machine_chooser import MachineChooser, plan_machine_keys
 from planner_app.ui.models.table_model import Column, RowsTableModel, SortProxy
+from planner_app.ui.option_form import choice_text
 from planner_app.ui.pages.hardware import hw_key, parse_hw_key
+from planner_app.ui.tables import DataTable
+from planner_app.ui.textfit import WrapLabel
 from planner_app.ui.workers import TaskSlot
 
 DEFAULT_MACHINES = ("p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g")
@@ -127,8 +128,7 @@ class SearchPage(QWidget):
         left.addLayout(buttons)
         self.progress = QProgressBar()
         left.addWidget(self.progress)
-        self.status = QLabel()
-        self.status.setWordWrap(True)
+        self.status = WrapLabel()
         left.addWidget(self.status)
         lay.addLayout(left, 1)
 
@@ -136,7 +136,7 @@ class SearchPage(QWidget):
         self.model = SearchTableModel(self._columns("on_demand"))
         self.proxy = SortProxy(self)  # a header click sorts on the raw values (seconds, USD), not the text
         self.proxy.setSourceModel(self.model)
-        self.table = QTableView()
+        self.table = DataTable(fit=True)
         self.table.setModel(self.proxy)
         self.table.horizontalHeader().setSortIndicator(0, Qt.AscendingOrder)  # by rank until a header is clicked
         self.table.setSortingEnabled(True)
@@ -204,7 +204,7 @@ class SearchPage(QWidget):
         no_price = self.tr("no price at {basis}").format(basis=price_basis_labels()[basis])
         return [
             Column("rank", "#"), Column("machine", self.tr("Machine")), Column("gpus", self.tr("GPUs")),
-            Column("time", self.tr("Time to train"), fmt=units.fmt_seconds,
+            Column("time", self.tr("Time to train"), fmt=duration_text,
                    tip=self.tr("The whole run in its natural unit (seconds, minutes, hours, days); sorts by time")),
             Column("usd", self.tr("Cost (USD, {basis})").format(basis=price_basis_labels()[basis]),
                    row_fmt=lambda v, row: no_price if v == "" else ("¥→$ " if row.get("cny") else "") + f"{v:,.0f}",
@@ -243,7 +243,7 @@ class SearchPage(QWidget):
             sched = (self.tr("interleaved, vp {vp}").format(vp=q["vp"])
                      if q["pp_schedule"] == "interleaved" else "1F1B")
             lead = p.get("best_for_gpus", True)
-            tips = {"time": self.tr("{time} ({days:.4g} days)").format(time=units.fmt_seconds(p["time"]["train_s"]),
+            tips = {"time": self.tr("{time} ({days:.4g} days)").format(time=duration_text(p["time"]["train_s"]),
                                                                         days=p["time"]["train_days"])}
             if p.get("similar"):
                 tips["similar"] = self._similar_tip(p)
@@ -253,12 +253,12 @@ class SearchPage(QWidget):
             rows.append({"rank": i, "machine": p["candidate"], "gpus": q["gpus"],
                          "layout": self._layout(q),
                          "sp": yes if q["sequence_parallel"] else no, "schedule": sched, "zero": q["zero"],
-                         "mb": p["micro_batch"], "recompute": p["recompute"], "time": p["time"]["train_s"],
+                         "mb": p["micro_batch"], "recompute": choice_text("recompute", p["recompute"]), "time": p["time"]["train_s"],
                          "mfu": p["time"]["mfu"], "usd": "" if p["cost"]["usd"] is None else p["cost"]["usd"],
                          "cny": self._is_cny(p), "similar": len(p.get("similar", ())), "lead": lead, "tips": tips})
         self.model.set_columns(self._columns(res.price_basis))
         self.model.set_rows(rows)
-        self.table.resizeColumnsToContents()
+        self.table.fit_columns()
         if rows:
             self.table.selectRow(0)
         self.open_button.setEnabled(bool(rows))
@@ -285,8 +285,8 @@ class SearchPage(QWidget):
                 sched = self.tr("{schedule}, sequence parallel").format(schedule=sched)
             lines.append(self.tr("tp×pp×cp×ep×dp {layout}, {schedule}, ZeRO {zero}, micro-batch {mb}, recomputation "
                                  "{rec}: {time}, {cost}").format(
-                layout=self._layout(q), schedule=sched, zero=q["zero"], mb=s["micro_batch"], rec=s["recompute"],
-                time=units.fmt_seconds(s["train_s"]), cost=cost))
+                layout=self._layout(q), schedule=sched, zero=q["zero"], mb=s["micro_batch"], rec=choice_text("recompute", s["recompute"]),
+                time=duration_text(s["train_s"]), cost=cost))
         if len(p["similar"]) > SIMILAR_LISTED:
             lines.append(self.tr("… and {n} more").format(n=len(p["similar"]) - SIMILAR_LISTED))
         return "\n".join(lines)

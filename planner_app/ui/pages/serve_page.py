@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +30,6 @@ from planner_app.service.serving import run_serve, run_slo_search
 from planner_app.ui.charts.bars import StackedBarChart
 from planner_app.ui.charts.lines import ServingParetoChart
 from planner_app.ui.fields import (
-    CheckList,
     add_option_row,
     option_choice_field,
     option_int_field,
@@ -39,14 +37,15 @@ from planner_app.ui.fields import (
     price_basis_labels,
     with_option_tooltip,
 )
+from planner_app.ui.machine_chooser import MachineChooser, machine_combo, plan_machine_keys
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.option_form import OptionForm
 from planner_app.ui.pages.hardware import (
-    hardware_choices,
     hw_key,
     parse_hw_key,
     plan_hardware,
 )
+from planner_app.ui.tables import DataTable
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEBOUNCE_MS = 150  # STYLE.md: edits are coalesced before recomputing
@@ -197,16 +196,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         ll.addWidget(self.model_label)
         dep = QGroupBox(self.tr("Deployment"))
         form = QFormLayout(dep)
-        self.hardware = QComboBox()
-        self.hardware.setEditable(True)
-        self.hardware.setInsertPolicy(QComboBox.NoInsert)
-        self.hardware.setMaxVisibleItems(25)
-        self.hardware.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.hardware.setMinimumContentsLength(18)
-        for kind, ident, label in hardware_choices(self.db):
-            self.hardware.addItem(label, hw_key(kind, ident))
-        self.hardware.completer().setFilterMode(Qt.MatchContains)
-        self.hardware.completer().setCaseSensitivity(Qt.CaseInsensitive)
+        self.hardware = machine_combo(self.db)
         form.addRow(self.tr("GPU or instance"), self.hardware)
         self.tp = option_int_field("tp", table=t)
         self.pp = option_int_field("pp", table=t)
@@ -275,9 +265,9 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self.search_options.edited.connect(self._save_targets)
         v.addWidget(self.search_options)
         v.addWidget(QLabel(self.tr("Machines to consider")))
-        self.machines = CheckList([(hw_key(k, i), label) for k, i, label in hardware_choices(self.db)],
-                                  checked={hw_key("instance", m) for m in DEFAULT_SEARCH_MACHINES})
-        self.machines.setMinimumHeight(140)
+        self.machines = MachineChooser(self.db, {hw_key("instance", m) for m in DEFAULT_SEARCH_MACHINES})
+        self.machines.setMinimumHeight(220)
+        self.machines.set_plan_keys(plan_machine_keys(self.doc.data))
         v.addWidget(self.machines, 1)
         self.run_button = QPushButton(self.tr("Run SLO search"))
         self.run_button.clicked.connect(self.run_search)
@@ -325,7 +315,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
         bl = QHBoxLayout(bottom)
         tv = QVBoxLayout()
         self.table_model = RowsTableModel(self._columns())
-        self.table = QTableView()
+        self.table = DataTable(fit=True)
         self.table.setModel(self.table_model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
@@ -417,8 +407,11 @@ class ServePage(RecomputeWhenVisible, QWidget):
         self._traffic_form.setRowVisible(self.request_rate, by_rate)
 
     def _doc_changed(self, what: str) -> None:
-        if what == "all":
+        if what == "all":  # a new or opened scenario: the SLO search's ticks start again
+            self.machines.reset(plan_machine_keys(self.doc.data))
             self.load_from_doc()
+        elif what == "plans":
+            self.machines.set_plan_keys(plan_machine_keys(self.doc.data))
         if what in ("all", "workload"):
             self.request_recompute()
 
@@ -514,7 +507,7 @@ class ServePage(RecomputeWhenVisible, QWidget):
                          "usd_per_m": "" if p["usd_per_million_output_tokens"] is None
                          else p["usd_per_million_output_tokens"]})
         self.table_model.set_rows(rows)
-        self.table.resizeColumnsToContents()
+        self.table.fit_columns()
         if rows:
             self.table.selectRow(0)
         self.use_button.setEnabled(bool(rows))
