@@ -233,10 +233,6 @@
         <translation>每 GPU 显存</translation>
     </message>
     <message>
-        <source>GPU memory</source>
-        <translation>显存</translation>
-    </message>
-    <message>
         <source>Fits</source>
         <translation>可容纳</translation>
     </message>
@@ -275,6 +271,10 @@
     <message>
         <source>Free memory per GPU</source>
         <translation>每 GPU 剩余显存</translation>
+    </message>
+    <message>
+        <source>GPU memory, driver total</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Tokens/s</source>
@@ -980,6 +980,30 @@
     <message>
         <source>, e.g. 1e12 or 2,500</source>
         <translation>，例如 1e12 或 2,500</translation>
+    </message>
+    <message>
+        <source>µs</source>
+        <translation>微秒</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>毫秒</translation>
+    </message>
+    <message>
+        <source>s</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>min</source>
+        <translation>分钟</translation>
+    </message>
+    <message>
+        <source>h</source>
+        <translation>小时</translation>
+    </message>
+    <message>
+        <source>days</source>
+        <translation>天</translation>
     </message>
 </context>
 <context>
@@ -2071,6 +2095,10 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>GPU or instance</source>
         <translation>GPU 或实例</translation>
+    </message>
+    <message>
+        <source>GPU memory here is the GPU&apos;s total as the driver reports it (NVML, nvidia-smi), in GB of 10⁹ bytes: {factor} × the datasheet&apos;s size, which is in GiB (a datasheet&apos;s &quot;80 GB&quot; is {example:.2f} GB here; the Specs page shows both). A plan&apos;s memory includes the CUDA context.</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Memory per GPU</source>
@@ -3236,8 +3264,12 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>厂商</translation>
     </message>
     <message>
-        <source>Memory (GB)</source>
-        <translation>显存 (GB)</translation>
+        <source>Memory (GiB, datasheet)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Memory, driver total (GB)</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Memory bandwidth (GB/s)</source>
@@ -3360,6 +3392,18 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>效率</translation>
     </message>
     <message>
+        <source>The memory size as the datasheet gives it. A datasheet&apos;s &quot;80 GB&quot; is 80 GiB (80 × 2³⁰ bytes = 85.90 × 10⁹ bytes).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The GPU&apos;s total memory as the driver reports it (NVML, nvidia-smi): {factor} × the datasheet&apos;s GiB, in GB of 10⁹ bytes (80 GiB: {example:.2f} GB). Plan and Compare check a plan&apos;s memory, CUDA context included, against this number.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Price dated {date}, older than 1 year ({days} days old): check it before quoting it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
         <translation>每实例小时价格，按该行自身的币种（¥ 人民币，$ 美元）</translation>
     </message>
@@ -3399,12 +3443,16 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
         <translation>价格为每实例小时价格，按各行自身的币种计：¥ = 人民币，$ = 美元（估算时按设置中的汇率将人民币换算为美元）。</translation>
     </message>
     <message>
+        <source>⚠ {n} of {total} instance rows have prices older than 1 year (marked amber; their date is on the row): check them before quoting them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{shown} of {total} rows</source>
         <translation>显示 {shown} / {total} 行</translation>
     </message>
     <message>
-        <source>&lt;p&gt;Select a row to see every value with its source.&lt;/p&gt;</source>
-        <translation>&lt;p&gt;选择一行即可查看每个数值及其来源。&lt;/p&gt;</translation>
+        <source>&lt;p&gt;Select a row to see its details and sources: every value with its source and date.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Source</source>
