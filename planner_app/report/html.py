@@ -272,7 +272,7 @@ class _Doc:
         chosen = r.recommended_plan
         if chosen.ok:
             self.p(self.e(s.engine(chosen.estimate["model"]["summary"])), "small")
-        items = [(s.option(label), f(r.workload[k])) for k, label, f in WORKLOAD_LABELS
+        items = [(s.option(label), self._value(r.workload[k], f, k)) for k, label, f in WORKLOAD_LABELS
                  if r.workload.get(k) not in (None, "")]
         rows = []
         for i in range(0, len(items), 2):
@@ -308,18 +308,22 @@ class _Doc:
             if not p.ok:
                 continue
             given = options.given(p.result.request)
-            items = [f"{s.option(label)} {self._value(given[k], f)}" for k, label, f in PLAN_LABELS if k in given]
+            items = [f"{s.option(label)} {self._value(given[k], f, k)}" for k, label, f in PLAN_LABELS if k in given]
             # a plan's own values of workload options (a plan opened from Search) are its options too
-            items += [f"{s.option(label)} {self._value(p.own[k], f)}" for k, label, f in WORKLOAD_LABELS
+            items += [f"{s.option(label)} {self._value(p.own[k], f, k)}" for k, label, f in WORKLOAD_LABELS
                       if k in p.own]
             if items:
                 rows.append([self.e(p.name), self.e("; ".join(items))])
         if rows:
             self.table([s("Plan"), s("Plan options")], rows, align=["left", "left"], widths=[26, 74], small=True)
 
-    def _value(self, v, f) -> str:
+    def _value(self, v, f, key: str = "") -> str:
+        """An input's value as the reader reads it: yes/no, a number formatted, a choice by its label
+        (core/options.CHOICE_LABELS, in the report's language: "无", not "none")."""
         if isinstance(v, bool):
             return self.s("yes") if v else self.s("no")
+        if isinstance(v, str) and key in options.CHOICE_LABELS:
+            return self.s.option(options.choice_label(key, v))
         return f(v) if isinstance(v, (int, float)) else str(v)
 
     def memory(self):

@@ -9,7 +9,7 @@ languages (the format the tests read back); a duration's unit word (min, h, days
 from __future__ import annotations
 
 from planner_app import units
-from planner_app.i18n import engine_text, tr, tr_in
+from planner_app.i18n import engine_text, tr, translator
 from planner_app.report.zh_cn import STRINGS
 
 CONTEXT = "Report"
@@ -37,8 +37,9 @@ class Strings:
         """An option's label (core/options.py, context "Options"), as the GUI's forms show it."""
         if self.lang == "en":
             return text
-        hit = tr_in(self.lang, "Options", text)
-        return hit if hit != text else self(text)
+        t = translator(self.lang)
+        hit = t.translate("Options", text) if t is not None else None
+        return hit if hit else self(text)  # a translation may equal its text ("QLoRA")
 
     def engine(self, value) -> str:
         """An engine sentence (advice, an assumption: ``core.text.Text``) in the report's
