@@ -130,16 +130,20 @@
         <translation>{name}（无重叠）</translation>
     </message>
     <message>
+        <source>{name}, {detail}</source>
+        <translation>{name}，{detail}</translation>
+    </message>
+    <message>
         <source>{line}: same as {others} (within {pt:g} point)</source>
-        <translation type="unfinished"></translation>
+        <translation>{line}：与 {others} 重合（相差在 {pt:g} 个百分点以内）</translation>
     </message>
     <message>
         <source>, </source>
-        <translation type="unfinished">，</translation>
+        <translation>、</translation>
     </message>
     <message>
         <source>dashed, in each network&apos;s colour: the no-overlap reference 1/(1 + t_comm/t_compute)</source>
-        <translation type="unfinished"></translation>
+        <translation>虚线（与各网络同色）：无重叠参考 1/(1 + t_comm/t_compute)</translation>
     </message>
     <message>
         <source>Time against cost</source>
@@ -167,7 +171,7 @@
     </message>
     <message>
         <source>Waiting for telemetry samples…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在等待遥测采样…</translation>
     </message>
     <message>
         <source>GPU {n}</source>
@@ -195,7 +199,7 @@
     </message>
     <message>
         <source>No measurements yet: run the benchmarks</source>
-        <translation type="unfinished"></translation>
+        <translation>尚无测量结果：请运行基准测试</translation>
     </message>
     <message>
         <source>Pareto front</source>
@@ -274,7 +278,7 @@
     </message>
     <message>
         <source>GPU memory, driver total</source>
-        <translation type="unfinished"></translation>
+        <translation>显存（驱动报告总量）</translation>
     </message>
     <message>
         <source>Tokens/s</source>
@@ -924,35 +928,35 @@
     </message>
     <message>
         <source>as instances on {fabric} with {gpus} {gpu} GPUs have (spec data)</source>
-        <translation type="unfinished"></translation>
+        <translation>与规格库中使用 {fabric}、配备 {gpus} 个 {gpu} GPU 的实例相同</translation>
     </message>
     <message>
         <source>as instances on {fabric} with {gpus} GPUs have (spec data)</source>
-        <translation type="unfinished"></translation>
+        <translation>与规格库中使用 {fabric}、配备 {gpus} 个 GPU 的实例相同</translation>
     </message>
     <message>
         <source>as instances on {fabric} have (spec data)</source>
-        <translation type="unfinished"></translation>
+        <translation>与规格库中使用 {fabric} 的实例相同</translation>
     </message>
     <message>
         <source>as instances with {gpus} GPUs on networks like {fabric} have (spec data)</source>
-        <translation type="unfinished"></translation>
+        <translation>与规格库中配备 {gpus} 个 GPU、使用与 {fabric} 同类网络的实例相同</translation>
     </message>
     <message>
         <source>one per GPU (no instance in the spec data uses {fabric})</source>
-        <translation type="unfinished"></translation>
+        <translation>每 GPU 一块（规格库中没有实例使用 {fabric}）</translation>
     </message>
     <message>
         <source>given (--nics-per-node)</source>
-        <translation type="unfinished"></translation>
+        <translation>由用户指定（--nics-per-node）</translation>
     </message>
     <message>
         <source>the plan&apos;s ({instance})</source>
-        <translation type="unfinished"></translation>
+        <translation>取方案的（{instance}）</translation>
     </message>
     <message>
         <source>the plan&apos;s (one per GPU)</source>
-        <translation type="unfinished"></translation>
+        <translation>取方案的（每 GPU 一块）</translation>
     </message>
 </context>
 <context>
@@ -2098,7 +2102,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>GPU memory here is the GPU&apos;s total as the driver reports it (NVML, nvidia-smi), in GB of 10⁹ bytes: {factor} × the datasheet&apos;s size, which is in GiB (a datasheet&apos;s &quot;80 GB&quot; is {example:.2f} GB here; the Specs page shows both). A plan&apos;s memory includes the CUDA context.</source>
-        <translation type="unfinished"></translation>
+        <translation>这里的 GPU 显存是驱动报告的总量（NVML、nvidia-smi），以 GB（10⁹ 字节）为单位：规格表容量（单位为 GiB）× {factor}（规格表上的“80 GB”在这里是 {example:.2f} GB；“规格”页两者都显示）。方案的显存包含 CUDA 上下文。</translation>
     </message>
     <message>
         <source>Memory per GPU</source>
@@ -2485,11 +2489,11 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>No GPU telemetry: NVML found no GPU</source>
-        <translation type="unfinished"></translation>
+        <translation>无 GPU 遥测：NVML 未发现 GPU</translation>
     </message>
     <message>
         <source>No GPU telemetry: NVML is unavailable (see Devices)</source>
-        <translation type="unfinished"></translation>
+        <translation>无 GPU 遥测：NVML 不可用（见“设备”）</translation>
     </message>
     <message>
         <source>Cancelled</source>
@@ -2505,31 +2509,31 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>a CPU run ({backend} backend) has no datasheet to compare with</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU 运行（{backend} 后端）没有可对比的规格表</translation>
     </message>
     <message>
         <source>{device} is not in the spec database</source>
-        <translation type="unfinished"></translation>
+        <translation>{device} 不在规格库中</translation>
     </message>
     <message>
         <source>the datasheet has no {dtype} figure</source>
-        <translation type="unfinished"></translation>
+        <translation>规格表没有 {dtype} 数据</translation>
     </message>
     <message>
         <source>no datasheet figure for this measurement</source>
-        <translation type="unfinished"></translation>
+        <translation>规格表没有此项测量的数据</translation>
     </message>
     <message>
         <source>Measured against the datasheet: normal</source>
-        <translation type="unfinished"></translation>
+        <translation>已与规格表对比：正常</translation>
     </message>
     <message>
         <source>{what} {rate}: not compared — {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {rate}：未对比——{reason}</translation>
     </message>
     <message>
         <source>{what} {bw:,.1f} GB/s: not compared — {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {bw:,.1f} GB/s：未对比——{reason}</translation>
     </message>
     <message>
         <source>user database unavailable: {err}</source>
@@ -2537,15 +2541,15 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Calibrate this scenario&apos;s estimates with profile {name}</source>
-        <translation type="unfinished"></translation>
+        <translation>用校准配置 {name} 校准此场景的估算</translation>
     </message>
     <message>
         <source>Select a profile in the list first</source>
-        <translation type="unfinished"></translation>
+        <translation>请先在列表中选择一个校准配置</translation>
     </message>
     <message>
         <source>No calibration profiles yet: run the benchmarks on a GPU and save the results as a profile</source>
-        <translation type="unfinished"></translation>
+        <translation>尚无校准配置：请在 GPU 上运行基准测试并将结果保存为校准配置</translation>
     </message>
     <message>
         <source>Profile name: type a name first</source>
@@ -2682,11 +2686,15 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>NICs per node: {n}</source>
-        <translation type="unfinished"></translation>
+        <translation>每节点网卡数：{n}</translation>
     </message>
     <message>
         <source>Each node: {g} GPUs. NICs per node: the plan&apos;s own network has the plan&apos;s (its instance&apos;s); another network has what nodes on it have:</source>
-        <translation type="unfinished"></translation>
+        <translation>每个节点：{g} 个 GPU。每节点网卡数：方案自身的网络取方案的网卡数（即其实例的）；其他网络取该网络上节点通常配备的网卡数：</translation>
+    </message>
+    <message>
+        <source>{network}: {n}, {why}</source>
+        <translation>{network}：{n}，{why}</translation>
     </message>
     <message>
         <source>Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups of the plan</source>
@@ -3265,11 +3273,11 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>Memory (GiB, datasheet)</source>
-        <translation type="unfinished"></translation>
+        <translation>显存（GiB，规格表）</translation>
     </message>
     <message>
         <source>Memory, driver total (GB)</source>
-        <translation type="unfinished"></translation>
+        <translation>显存，驱动报告总量（GB）</translation>
     </message>
     <message>
         <source>Memory bandwidth (GB/s)</source>
@@ -3393,15 +3401,15 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>The memory size as the datasheet gives it. A datasheet&apos;s &quot;80 GB&quot; is 80 GiB (80 × 2³⁰ bytes = 85.90 × 10⁹ bytes).</source>
-        <translation type="unfinished"></translation>
+        <translation>规格表给出的显存容量。规格表上的“80 GB”是 80 GiB（80 × 2³⁰ 字节 = 85.90 × 10⁹ 字节）。</translation>
     </message>
     <message>
         <source>The GPU&apos;s total memory as the driver reports it (NVML, nvidia-smi): {factor} × the datasheet&apos;s GiB, in GB of 10⁹ bytes (80 GiB: {example:.2f} GB). Plan and Compare check a plan&apos;s memory, CUDA context included, against this number.</source>
-        <translation type="unfinished"></translation>
+        <translation>驱动报告的 GPU 显存总量（NVML、nvidia-smi）：规格表 GiB 数 × {factor}，以 GB（10⁹ 字节）为单位（80 GiB：{example:.2f} GB）。“方案”和“对比”页用这个数检查方案的显存（含 CUDA 上下文）。</translation>
     </message>
     <message>
         <source>Price dated {date}, older than 1 year ({days} days old): check it before quoting it</source>
-        <translation type="unfinished"></translation>
+        <translation>价格日期为 {date}，已超过 1 年（{days} 天前）：引用前请核实</translation>
     </message>
     <message>
         <source>Per instance-hour, in the row&apos;s own currency (¥ CNY, $ USD)</source>
@@ -3444,7 +3452,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>⚠ {n} of {total} instance rows have prices older than 1 year (marked amber; their date is on the row): check them before quoting them.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ {total} 个实例行中有 {n} 行的价格已超过 1 年（以琥珀色标出，日期见该行）：引用前请核实。</translation>
     </message>
     <message>
         <source>{shown} of {total} rows</source>
@@ -3452,7 +3460,7 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     </message>
     <message>
         <source>&lt;p&gt;Select a row to see its details and sources: every value with its source and date.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p&gt;选择一行即可查看其详情和来源：每个数值及其来源和日期。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Source</source>

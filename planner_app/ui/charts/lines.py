@@ -1,5 +1,5 @@
 """Line and scatter charts: scaling efficiency against node count, the search's time/cost
-Pareto front, live telemetry, and the roofline with measured points."""
+Pareto front and the serving Pareto front (the Probe page's charts: probe_charts.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -102,65 +102,6 @@ class ParetoChart(FrontChart):
 
     def axis_label(self, side: str = "left") -> str:
         return self.plot.getAxis(side).labelText
-
-
-class TelemetryChart(ChartBase):
-    """Rolling lines of one telemetry field per GPU."""
-
-    def __init__(self, title: str, unit: str, parent=None):
-        super().__init__(title, parent)
-        self.plot.setLabel("left", unit)
-        self.plot.setLabel("bottom", translate("Charts", "seconds ago"))
-        self._curves: dict[int, pg.PlotDataItem] = {}
-        self.setMinimumHeight(160)
-
-    def set_series(self, series: dict[int, tuple[list, list]]) -> None:
-        for idx, (t, y) in series.items():
-            c = self._curves.get(idx)
-            if c is None:
-                c = self.plot.plot([], [], pen=pg.mkPen(PALETTE[idx % len(PALETTE)], width=2),
-                                   name=translate("Charts", "GPU {n}").format(n=idx))
-                self._curves[idx] = c
-            c.setData(np.asarray(t, float), np.asarray(y, float))
-
-
-class RooflineChart(ChartBase):
-    """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), log-log: the datasheet
-    roof min(peak, bw x intensity) (Williams et al., CACM 2009) and the measured points."""
-
-    def __init__(self, parent=None):
-        super().__init__(translate("Charts", "Roofline"), parent)
-        self.plot.setLogMode(x=True, y=True)
-        # log10 coordinates: a value below 1 is negative there (pyqtgraph's log limits want numbers)
-        self.plot.getViewBox().setLimits(xMin=-np.inf, yMin=-np.inf)
-        self.plot.setLabel("bottom", translate("Charts", "arithmetic intensity (FLOP/byte)"))
-        self.plot.setLabel("left", "TFLOP/s")
-        self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
-        self._roof = self.plot.plot([], [], pen=pg.mkPen("#444", width=2), name=translate("Charts", "datasheet roof"))
-        self._measured_roof = self.plot.plot([], [], pen=pg.mkPen(PALETTE[1], width=2, style=pg.QtCore.Qt.DashLine),
-                                             name=translate("Charts", "measured roof"))
-        # a PlotDataItem (not a bare ScatterPlotItem) so the log axes transform the points too
-        self._points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=PALETTE[0],
-                                      symbolPen="#223", name=translate("Charts", "measured GEMMs"))
-
-    @staticmethod
-    def roof(peak_tflops: float, bw_gbps: float, intensities):
-        i = np.asarray(intensities, float)
-        return np.minimum(peak_tflops, bw_gbps * 1e9 * i / 1e12)
-
-    def set_data(self, peak_tflops, bw_gbps, points, measured_peak=None, measured_bw=None):
-        xs = np.logspace(-1, 4, 120)
-        if peak_tflops and bw_gbps:
-            self._roof.setData(xs, self.roof(peak_tflops, bw_gbps, xs))
-        if measured_peak and measured_bw:
-            self._measured_roof.setData(xs, self.roof(measured_peak, measured_bw, xs))
-        else:
-            self._measured_roof.setData([], [])
-        if points:
-            self._points.setData([p[0] for p in points], [p[1] for p in points])
-        else:
-            self._points.setData([], [])
 
 
 class ServingParetoChart(FrontChart):

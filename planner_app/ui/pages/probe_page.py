@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -39,7 +41,7 @@ from planner_app.service.validation import (
     validation_case,
 )
 from planner_app.specdb.schema import SpecDataError
-from planner_app.ui.charts.lines import RooflineChart, TelemetryChart
+from planner_app.ui.charts.probe_charts import RooflineChart, TelemetryChart
 from planner_app.ui.fields import ChoiceField, IntField
 from planner_app.ui.models.table_model import Column, RowsTableModel
 from planner_app.ui.workers import TaskSlot
@@ -92,7 +94,7 @@ class ProbePage(QWidget):
         tel_box = QGroupBox(self.tr("Live telemetry"))
         self.tel_box = tel_box
         tl = QHBoxLayout(tel_box)
-        self.util_chart = TelemetryChart(self.tr("Utilization"), "%")
+        self.util_chart = TelemetryChart(self.tr("Utilization"), "%", y_max=100.0)
         self.power_chart = TelemetryChart(self.tr("Power"), "W")
         self.mem_chart = TelemetryChart(self.tr("Memory used"), "GiB")
         for c in (self.util_chart, self.power_chart, self.mem_chart):
@@ -149,6 +151,7 @@ class ProbePage(QWidget):
         cl = QGridLayout(cal_box)
         self.profiles = QListWidget()
         self.profiles.setMaximumHeight(90)
+        self.profiles.itemSelectionChanged.connect(self._update_use_button)
         cl.addWidget(self.profiles, 0, 0, 3, 1)
         self.profile_name = QLineEdit()
         self.profile_name.setPlaceholderText(self.tr("profile name"))
@@ -158,6 +161,7 @@ class ProbePage(QWidget):
         self.save_button.clicked.connect(self.save_profile)
         self.use_button = QPushButton(self.tr("Use selected profile in this scenario"))
         self.use_button.clicked.connect(self.use_profile)
+        self.use_button.setEnabled(False)
         self.validate_button = QPushButton(self.tr("Validate: train the workload model for a few steps"))
         self.validate_button.setEnabled(False)
         self.validate_button.clicked.connect(self.run_validation)
@@ -255,6 +259,7 @@ class ProbePage(QWidget):
 
     # ---- devices ------------------------------------------------------------------------------
     def refresh_inventory(self):
+        self._capacity = {}
         if self.sample_fn is not None:
             state_ok, gpus, message = True, [], self.tr("simulated devices (test)")
         else:
@@ -268,8 +273,15 @@ class ProbePage(QWidget):
         if state_ok and (gpus or self.sample_fn is not None):
             self.sampler = Sampler(indices=[g["index"] for g in gpus] or [0], hz=2.0, capacity=600,
                                    sample_fn=self.sample_fn)
+            # the value axes reach the GPUs' power limit and memory (NVML's inventory), when known
+            self._capacity = {
+                "power_w": max((g.get("power_limit_w") or 0 for g in gpus), default=0) or None,
+                "memory_gib": max(((g.get("memory_total_bytes") or 0) / 2**30 for g in gpus), default=0) or None}
         else:
-            self.tel_box.setTitle(self.tr("Live telemetry (off: no NVIDIA GPU visible through NVML)"))
+            why = (self.tr("No GPU telemetry: NVML found no GPU") if state_ok
+                   else self.tr("No GPU telemetry: NVML is unavailable (see Devices)"))
+            for c in (self.util_chart, self.power_chart, self.mem_chart):
+                c.set_empty(why)
 
     def showEvent(self, event):  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -296,13 +308,13 @@ class ProbePage(QWidget):
             by.setdefault(s["gpu"], []).append(s)
         util, power, mem = {}, {}, {}
         for gi, ss in by.items():
-            t = [s["t_s"] - now for s in ss]
+            t = [max(0.0, now - s["t_s"]) for s in ss]  # seconds ago
             util[gi] = (t, [s.get("utilization_gpu_pct") or 0 for s in ss])
             power[gi] = (t, [s.get("power_w") or 0 for s in ss])
             mem[gi] = (t, [(s.get("memory_used_bytes") or 0) / 2**30 for s in ss])
         self.util_chart.set_series(util)
-        self.power_chart.set_series(power)
-        self.mem_chart.set_series(mem)
+        self.power_chart.set_series(power, self._capacity.get("power_w"))
+        self.mem_chart.set_series(mem, self._capacity.get("memory_gib"))
 
     # ---- benchmarks ---------------------------------------------------------------------------
     def run_benchmarks(self, *, timeout_s: float = 900.0):
@@ -367,9 +379,7 @@ class ProbePage(QWidget):
             rows.append({"what": self.tr("eager dispatch (host)"), "size": "",
                          "value": res["dispatch"]["us_per_op"], "unit": self.tr("us per op")})
         self.res_model.set_rows(rows)
-        self.verdicts.clear()
-        for v in all_verdicts(res, self.gpu, []):
-            self.verdicts.addItem(("✔ " if v["status"] in ("normal", "info") else "⚠ ") + v["text"])
+        self._show_verdicts(res)
         copy = next((b["gbps"] for b in res["bandwidth"] if b["kind"] == "copy"), None)
         peak = self.gpu.bf16_tflops if self.gpu else None
         bw = self.gpu.mem_bw_gb_s if self.gpu else None
@@ -380,6 +390,61 @@ class ProbePage(QWidget):
         self.validate_button.setEnabled(self.gpu is not None)
         if self.gpu is None:
             self.save_button.setToolTip(self.tr("Profiles calibrate GPU estimates: run on a GPU from the spec database"))
+
+    # a check mark only where a measurement met its datasheet reference; a warning where it fell short
+    # (or above it); a grey dash where nothing was compared, saying why
+    VERDICT_LOOK = {"passed": ("✔", "#1a7f37"), "warning": ("⚠", "#b35900"), "not_compared": ("–", "#666666")}
+
+    def _not_compared_reason(self, res: dict, dtype: str | None = None) -> str:
+        dev = res.get("device") or {}
+        if dev.get("kind") == "cpu":
+            return self.tr("a CPU run ({backend} backend) has no datasheet to compare with").format(
+                backend=res.get("backend", "numpy"))
+        if self.gpu is None:
+            return self.tr("{device} is not in the spec database").format(device=dev.get("name") or "?")
+        if dtype:
+            return self.tr("the datasheet has no {dtype} figure").format(dtype=dtype)
+        return self.tr("no datasheet figure for this measurement")
+
+    def _add_verdict(self, kind: str, text: str, tip: str = "") -> None:
+        mark, color = self.VERDICT_LOOK[kind]
+        item = QListWidgetItem(f"{mark} {text}")
+        item.setData(Qt.UserRole, kind)
+        item.setForeground(QColor(color))
+        item.setToolTip(tip or text)
+        self.verdicts.addItem(item)
+
+    def _show_verdicts(self, res: dict) -> None:
+        """Each verdict marked by what it is: passed against the datasheet, a warning, or not compared
+        (with the reason); measurements no verdict covers are listed as not compared too."""
+        self.verdicts.clear()
+        covered = set()
+        for v in all_verdicts(res, self.gpu, []):
+            covered.add(v.get("what"))
+            compared = v.get("datasheet") is not None
+            if v["status"] == "normal" and compared:
+                self._add_verdict("passed", v["text"], self.tr("Measured against the datasheet: normal"))
+            elif v["status"] in ("low", "check", "warning"):
+                self._add_verdict("warning", v["text"])
+            elif v.get("what", "").endswith("GEMM") and v.get("measured") is not None:
+                t = v["measured"]
+                rate = f"{t:,.0f} TFLOP/s" if t >= 1 else f"{t * 1e3:,.0f} GFLOP/s"
+                reason = self._not_compared_reason(res, v["what"].split()[0])
+                self._add_verdict("not_compared", self.tr("{what} {rate}: not compared — {reason}").format(
+                    what=v["what"], rate=rate, reason=reason), reason)
+            else:
+                self._add_verdict("not_compared", v["text"])
+        for b in res.get("bandwidth", []):
+            if b["kind"] in covered or (b["kind"] == "copy" and "device copy" in covered):
+                continue
+            reason = self._not_compared_reason(res)
+            self._add_verdict("not_compared", self.tr("{what} {bw:,.1f} GB/s: not compared — {reason}").format(
+                what=b["kind"].replace("_", " "), bw=b["gbps"], reason=reason), reason)
+
+    def verdict_kinds(self) -> list[tuple[str, str]]:
+        """(kind, text) of each verdict line shown: kind is passed, warning or not_compared."""
+        return [(self.verdicts.item(i).data(Qt.UserRole), self.verdicts.item(i).text())
+                for i in range(self.verdicts.count())]
 
     # ---- profiles -----------------------------------------------------------------------------
     def _udb(self):
@@ -392,9 +457,30 @@ class ProbePage(QWidget):
         self.profiles.clear()
         try:
             for p in self._udb().profiles():
-                self.profiles.addItem(f"{p['name']}  —  {p.get('device') or '?'}  {p['created'][:10]}")
+                item = QListWidgetItem(f"{p['name']}  —  {p.get('device') or '?'}  {p['created'][:10]}")
+                item.setData(Qt.UserRole, p["name"])
+                self.profiles.addItem(item)
         except Exception as e:  # noqa: BLE001 - a damaged user database is reported, not fatal
             self.profiles.addItem(self.tr("user database unavailable: {err}").format(err=e))
+        self._update_use_button()
+
+    def _selected_profile(self) -> str | None:
+        """The name of the selected profile (None: no profile selected, or the line is not a profile)."""
+        items = self.profiles.selectedItems()
+        return items[0].data(Qt.UserRole) if items else None
+
+    def _update_use_button(self) -> None:
+        name = self._selected_profile()
+        has_profiles = any(self.profiles.item(i).data(Qt.UserRole) for i in range(self.profiles.count()))
+        self.use_button.setEnabled(name is not None)
+        if name is not None:
+            tip = self.tr("Calibrate this scenario's estimates with profile {name}").format(name=name)
+        elif has_profiles:
+            tip = self.tr("Select a profile in the list first")
+        else:
+            tip = self.tr("No calibration profiles yet: run the benchmarks on a GPU and save the results as a "
+                          "profile")
+        self.use_button.setToolTip(tip)
 
     def save_profile(self):
         name = self.profile_name.text().strip()
@@ -409,11 +495,10 @@ class ProbePage(QWidget):
         self.status.setText(self.tr("Saved profile {name}").format(name=name))
 
     def use_profile(self):
-        item = self.profiles.currentItem()
-        if item is None:
+        name = self._selected_profile()
+        if name is None:
             self.status.setText(self.tr("Select a profile first"))
             return
-        name = item.text().split("  —  ")[0]
         self.doc.update_meta(calibration=name)
         self.calibration_chosen.emit(name)
 
