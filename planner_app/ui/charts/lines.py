@@ -4,46 +4,176 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from PySide6.QtCore import QPointF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPixmap
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
 from planner_app.ui.charts.base import PALETTE, ChartBase
 
 
+class LineLegend(QWidget):
+    """The legend of a line chart, under the plot (it never covers a line), in two columns; each
+    swatch is drawn with its line's own pen and marker, so lines told apart by width, dash or marker
+    are told apart here too."""
+
+    COLUMNS = 2
+    SWATCH = QSize(30, 16)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("background: white;")
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(8, 2, 8, 6)
+        self.grid.setHorizontalSpacing(12)
+        self.grid.setVerticalSpacing(2)
+        self.entries: list[tuple] = []  # (label, colour, width, dashed, symbol) as shown
+        self.labels: list[QLabel] = []
+
+    def set_entries(self, entries: list[tuple]) -> None:
+        """``entries``: (label, colour, pen width, dashed, symbol or None). Unchanged entries keep
+        their widgets."""
+        entries = [tuple(e) for e in entries]
+        if entries == self.entries:
+            return
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.labels = []
+        for i, (label, colour, width, dashed, symbol) in enumerate(entries):
+            row = QWidget()
+            h = QHBoxLayout(row)
+            h.setContentsMargins(0, 0, 0, 0)
+            h.setSpacing(5)
+            sw = QLabel()
+            sw.setFixedSize(self.SWATCH)
+            sw.setPixmap(self._swatch(colour, width, dashed, symbol))
+            text = QLabel(label)
+            text.setStyleSheet("color: #222; background: white;")
+            text.setWordWrap(True)  # a narrow chart wraps its labels instead of widening the page
+            h.addWidget(sw, 0, Qt.AlignVCenter)
+            h.addWidget(text, 1)
+            self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)
+            self.labels.append(text)
+        self.entries = entries
+
+    def _swatch(self, colour, width, dashed, symbol) -> QPixmap:
+        pm = QPixmap(self.SWATCH)
+        pm.fill(QColor("white"))
+        p = QPainter(pm)
+        try:
+            p.setRenderHint(QPainter.Antialiasing)
+            mid = self.SWATCH.height() / 2
+            p.setPen(pg.mkPen(colour, width=min(width, self.SWATCH.height() - 2),
+                              style=Qt.DashLine if dashed else Qt.SolidLine))
+            p.drawLine(QPointF(1, mid), QPointF(self.SWATCH.width() - 1, mid))
+            if symbol:
+                p.translate(self.SWATCH.width() / 2, mid)
+                drawSymbol(p, symbol, 8, pg.mkPen(colour), pg.mkBrush(colour))
+        finally:
+            p.end()
+        return pm
+
+
 class ScalingChart(ChartBase):
     """Efficiency (%) against nodes, one line per fabric, plus the 1/(1 + t_comm/t_compute)
-    no-overlap reference drawn dashed."""
+    no-overlap reference drawn dashed. The legend sits under the plot. Lines that lie on each other
+    stay visible: the lower line is drawn on top, each line has its own marker, a line with others
+    on it is drawn wider (a halo around them), and the legend says "same as" for them."""
+
+    SYMBOLS = ("o", "s", "t", "d", "star", "x", "p", "h", "+", "t1")
+    WIDTH = 2.0  # px, a line with nothing under it
+    HALO = 3.0  # px wider for each line drawn on it
+    MAX_WIDTH = 11.0
+    # lines closer than this (percentage points) at every node count read as one at the chart's
+    # 0-105 % scale (about 3 px a point at 300 px of plot height)
+    SAME_PT = 1.0
 
     def __init__(self, parent=None):
         super().__init__(translate("Charts", "Scaling efficiency"), parent)
         self.plot.setLabel("left", translate("Charts", "efficiency"), units="%")
         self.plot.setLabel("bottom", translate("Charts", "nodes"))
         self.plot.setLogMode(x=True, y=False)
-        self.legend = self.plot.addLegend(offset=(-10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
-        self.legend.setColumnCount(2)  # half as tall: it stays below the curves (they sit near 70-100%)
+        self.legend = LineLegend(self)
+        self.layout().setSpacing(0)
+        self.layout().addWidget(self.legend, 0)
         self._curves: dict[str, pg.PlotDataItem] = {}
+        self.same_as: dict[str, list[str]] = {}  # line -> the lines under it it coincides with
 
-    def set_curves(self, curves: dict[str, tuple[list, list]], reference: dict[str, tuple[list, list]] | None = None):
+    def export_widget(self):
+        return self  # exports include the legend
+
+    def set_curves(self, curves: dict[str, tuple[list, list]], reference: dict[str, tuple[list, list]] | None = None,
+                   details: dict[str, str] | None = None):
+        """``curves``: name -> (nodes, efficiency 0-1), drawn solid; ``reference``: the same names'
+        no-overlap efficiencies, drawn dashed in the same colour (one legend entry says so);
+        ``details``: name -> what the legend adds after the name (a network's NICs per node)."""
         no_overlap = translate("Charts", "{name} (no overlap)")
-        wanted = set(curves) | {no_overlap.format(name=k) for k in (reference or {})}
-        for key, item in self._curves.items():
-            item.setVisible(key in wanted)
+        lines: dict[str, tuple[np.ndarray, np.ndarray, str, bool, str | None]] = {}
+        colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(curves)}
         for i, (name, (xs, ys)) in enumerate(curves.items()):
-            self._curve(name, PALETTE[i % len(PALETTE)], False).setData(np.asarray(xs, float), np.asarray(ys, float) * 100)
+            lines[name] = (np.asarray(xs, float), np.asarray(ys, float) * 100, colours[name], False,
+                           self.SYMBOLS[i % len(self.SYMBOLS)])
         for i, (name, (xs, ys)) in enumerate((reference or {}).items()):
-            label = translate("Charts", "{name} (no overlap)").format(name=name)
-            self._curve(label, PALETTE[i % len(PALETTE)], True).setData(
-                np.asarray(xs, float), np.asarray(ys, float) * 100)
+            lines[no_overlap.format(name=name)] = (np.asarray(xs, float), np.asarray(ys, float) * 100,
+                                                   colours.get(name, PALETTE[i % len(PALETTE)]), True, None)
+        for key, item in self._curves.items():
+            if key not in lines:
+                item.setData([], [])
+                item.setVisible(False)
+        # draw order: the highest line first, so a lower (slower network's) line is never under it
+        order = sorted(lines, key=lambda k: (-float(np.mean(lines[k][1])) if len(lines[k][1]) else 0.0, lines[k][3]))
+        self.same_as = {k: [] for k in lines}
+        on_it = {k: 0 for k in lines}  # lines drawn on this one that coincide with it
+        for z, name in enumerate(order):
+            for below in order[:z]:
+                if lines[name][3] == lines[below][3] and self._coincide(lines[name], lines[below]):
+                    self.same_as[name].append(below)
+                    on_it[below] += 1
+        self.widths = {k: min(self.WIDTH + self.HALO * on_it[k], self.MAX_WIDTH) for k in lines}
+        for z, name in enumerate(order):
+            xs, ys, colour, dashed, symbol = lines[name]
+            item = self._curve(name)
+            item.setPen(pg.mkPen(colour, width=self.widths[name], style=Qt.DashLine if dashed else Qt.SolidLine))
+            item.setSymbol(symbol)
+            if symbol:
+                item.setSymbolSize(7 + self.widths[name])
+                item.setSymbolBrush(colour)
+                item.setSymbolPen(pg.mkPen("w", width=1))
+            item.setZValue(z)
+            item.setData(xs, ys)
+        entries = []
+        for name in curves:  # the legend keeps the caller's order
+            xs, ys, colour, dashed, symbol = lines[name]
+            label = (translate("Charts", "{name}, {detail}").format(name=name, detail=details[name])
+                     if details and details.get(name) else name)
+            if self.same_as[name]:
+                label = translate("Charts", "{line}: same as {others} (within {pt:g} point)").format(
+                    line=label, others=translate("Charts", ", ").join(self.same_as[name]), pt=self.SAME_PT)
+            entries.append((label, colour, self.widths[name], dashed, symbol))
+        if reference:  # one entry for the dashed lines: each in its network's colour
+            entries.append((translate("Charts", "dashed, in each network's colour: the no-overlap reference "
+                                                "1/(1 + t_comm/t_compute)"), "#555", self.WIDTH, True, None))
+        self.legend.set_entries(entries)
         nodes = sorted({int(x) for xs, _ in curves.values() for x in xs if x > 0})
         if nodes:  # ticks at the node counts themselves (log axis positions)
             self.plot.getAxis("bottom").setTicks([[(float(np.log10(n)), str(n)) for n in nodes]])
         self.plot.setYRange(0, 105, padding=0)
 
-    def _curve(self, name, color, dashed):
+    @classmethod
+    def _coincide(cls, a, b) -> bool:
+        """Two lines within SAME_PT of each other at every node count they share (and sharing one)."""
+        ya = dict(zip(a[0].tolist(), a[1].tolist()))
+        common = [(ya[x], y) for x, y in zip(b[0].tolist(), b[1].tolist()) if x in ya]
+        return bool(common) and all(abs(p - q) <= cls.SAME_PT for p, q in common)
+
+    def _curve(self, name):
         c = self._curves.get(name)
         if c is None:
-            pen = pg.mkPen(color, width=2, style=pg.QtCore.Qt.DashLine if dashed else pg.QtCore.Qt.SolidLine)
-            c = self.plot.plot([], [], pen=pen, symbol=None if dashed else "o", symbolSize=6, symbolBrush=color,
-                               name=name)
+            c = self.plot.plot([], [], name=name)
             self._curves[name] = c
         c.setVisible(True)
         return c

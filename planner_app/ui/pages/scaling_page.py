@@ -9,17 +9,18 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from planner_app import scenario
 from planner_app.core.requests import ScalingCurves, ScalingRequest
+from planner_app.i18n import engine_text  # the service's sentences in the UI's language
 from planner_app.service.scaling import run_scaling
 from planner_app.ui.charts.lines import ScalingChart
 from planner_app.ui.fields import CheckList
 from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.tables import DataTable
 from planner_app.ui.workers import RecomputeWhenVisible, TaskSlot
 
 DEFAULT_NODES = "1,2,4,8,16,32,64"
@@ -97,7 +98,7 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
                                      Column("no_overlap", self.tr("No-overlap reference"), "%",
                                             fmt=lambda v: f"{v * 100:.1f}"),
                                      Column("step_s", self.tr("Step time"), "s", fmt=lambda v: f"{v:.3f}")])
-        self.table = QTableView()
+        self.table = DataTable(fit=True)
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
         right.addWidget(self.table, 2)
@@ -135,21 +136,26 @@ class ScalingPage(RecomputeWhenVisible, QWidget):
         curves = out.curves
         self.curves = curves
         names = self.fabric_list.labels()
-        main, ref, rows = {}, {}, []
+        main, ref, nics_text, rows = {}, {}, {}, []
         yes, no = self.tr("yes"), self.tr("NO")
         for fab, pts in curves.items():
-            label = names.get(fab, fab)
+            label, nics = names.get(fab, fab), out.nics.get(fab)
             main[label] = ([p.nodes for p in pts], [p.efficiency for p in pts])
             ref[label] = ([p.nodes for p in pts], [p.no_overlap_efficiency for p in pts])
-            rows += [{"fabric": label, "nics": out.nics.get(fab), "nodes": p.nodes, "gpus": p.gpus,
+            # the legend names each network's NICs per node: a network's curve is only as fast as its NICs
+            nics_text[label] = self.tr("NICs per node: {n}").format(n=nics) if nics else ""
+            rows += [{"fabric": label, "nics": nics, "nodes": p.nodes, "gpus": p.gpus,
                       "tokens_per_s": p.tokens_per_s, "efficiency": p.efficiency,
                       "no_overlap": p.no_overlap_efficiency, "step_s": p.step_s, "fits": yes if p.fits else no}
                      for p in pts]
-        self.chart.set_curves(main, ref)
+        self.chart.set_curves(main, ref, nics_text)
         self.model.set_rows(rows)
-        self.table.resizeColumnsToContents()
-        notes = [self.tr("Each node: {g} GPUs; NICs per node as in the table (the plan's NICs per node, else the "
-                         "instance's, else one per GPU)").format(g=out.gpus_per_node)]
+        self.table.fit_columns()
+        notes = [self.tr("Each node: {g} GPUs. NICs per node: the plan's own network has the plan's (its "
+                         "instance's); another network has what nodes on it have:").format(g=out.gpus_per_node)]
+        notes += ["  • " + self.tr("{network}: {n}, {why}").format(network=names.get(fab, fab), n=out.nics.get(fab),
+                                                                 why=engine_text(out.nics_from[fab]))
+                  for fab in curves if fab in out.nics_from]
         if out.skipped:
             notes.append(self.tr("Left out: {counts} node(s): the GPUs do not hold whole tp × pp × cp × ep groups "
                                  "of the plan").format(counts=", ".join(str(n) for n in out.skipped)))
