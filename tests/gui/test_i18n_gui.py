@@ -65,7 +65,8 @@ def test_specs_headers_are_human_and_every_price_shows_its_currency(zh_window):
     page = zh_window.specs_page
     gpus = page.models["gpus"]
     headers = [gpus.headerData(i, Qt.Horizontal) for i in range(gpus.columnCount())]
-    assert "显存 (GB)" in headers and not any("_" in h for h in headers), headers
+    assert "显存（GiB，规格表）" in headers and "显存，驱动报告总量（GB）" in headers, headers
+    assert not any("_" in h for h in headers), headers
     inst = page.models["instances"]
     headers = [inst.headerData(i, Qt.Horizontal) for i in range(inst.columnCount())]
     assert "按需价格 / 小时" in headers, headers

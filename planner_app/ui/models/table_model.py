@@ -1,6 +1,8 @@
 """One table model for every table: a list of row dicts and a column list (key, header,
 unit, formatter). DisplayRole: formatted text; UserRole: the raw value (used for
-sorting); ToolTipRole: full precision. ``data()`` computes nothing beyond formatting."""
+sorting); ToolTipRole: full precision. ``data()`` computes nothing beyond formatting.
+Cells can be bold (the best of a row) or marked with a warning (amber, a warning icon where
+asked, the reason as the tooltip: a price older than a year)."""
 from __future__ import annotations
 
 import csv
@@ -17,6 +19,7 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QApplication, QStyle
 
 from planner_app.i18n import tr as translate
 
@@ -65,17 +68,31 @@ class Column:
         return str(value)
 
 
+@dataclass(frozen=True)
+class CellMark:
+    """A warning on one cell: ``tip`` says why (the cell's tooltip); ``icon``: a warning icon too."""
+
+    tip: str
+    icon: bool = False
+
+
+MARK_COLOUR = "#ffe1a8"  # amber: a value to check before quoting it
+
+
 class RowsTableModel(QAbstractTableModel):
     def __init__(self, columns: list[Column], parent=None):
         super().__init__(parent)
         self.columns = list(columns)
         self.rows: list[dict] = []
         self.bold_cells: set[tuple[int, int]] = set()
+        self.marked_cells: dict[tuple[int, int], CellMark] = {}
 
-    def set_rows(self, rows: list[dict], bold_cells=None) -> None:
+    def set_rows(self, rows: list[dict], bold_cells=None, marked_cells=None) -> None:
+        """``bold_cells``: (row, column) pairs; ``marked_cells``: (row, column) -> CellMark."""
         self.beginResetModel()
         self.rows = list(rows)
         self.bold_cells = set(bold_cells or ())
+        self.marked_cells = dict(marked_cells or {})
         self.endResetModel()
 
     def set_columns(self, columns: list[Column]) -> None:
@@ -99,12 +116,19 @@ class RowsTableModel(QAbstractTableModel):
             return col.text(value, row)
         if role == Qt.UserRole:
             return value if isinstance(value, (int, float, str)) or value is None else str(value)
+        mark = self.marked_cells.get((index.row(), index.column())) if self.marked_cells else None
         if role == Qt.ToolTipRole:
+            if mark is not None:
+                return mark.tip
             return None if value is None else repr(value) if isinstance(value, float) else str(value)
         if role == Qt.FontRole and (index.row(), index.column()) in self.bold_cells:
             f = QFont()
             f.setBold(True)
             return f
+        if role == Qt.BackgroundRole and mark is not None:
+            return QColor(MARK_COLOUR)
+        if role == Qt.DecorationRole and mark is not None and mark.icon:
+            return QApplication.style().standardIcon(QStyle.SP_MessageBoxWarning)
         if role == Qt.BackgroundRole and (index.row(), index.column()) in self.bold_cells:
             return QColor("#d9f2df")
         if role == Qt.TextAlignmentRole and isinstance(value, (int, float)) and not isinstance(value, bool):
