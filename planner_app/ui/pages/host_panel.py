@@ -7,7 +7,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel
 
 from planner_app import units
-from planner_app.ui.fields import add_option_row, option_number_field
+from planner_app.ui.fields import add_option_row, duration_text, option_number_field
 
 
 def verdict_text(verdict: str) -> str:
@@ -24,7 +24,7 @@ def checkpoint_line(h: dict) -> str:
         "HostPanel", "{total} resumable ({weights} weights), {files} file(s); {write} per save at {bw:g} GB/s per "
                      "node = {pct:.2f}% of training; {kept} kept: {disk}").format(
         total=units.fmt_bytes(c["resumable_bytes"]), weights=units.fmt_bytes(c["weights_bytes"]), files=c["files"],
-        write=units.fmt_seconds(c["write_s"]), bw=c["write_gb_s_per_node"], pct=c["overhead_fraction"] * 100,
+        write=duration_text(c["write_s"]), bw=c["write_gb_s_per_node"], pct=c["overhead_fraction"] * 100,
         kept=c["kept"], disk=units.fmt_bytes(c["disk_bytes"]))
 
 

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +43,7 @@ from planner_app.specdb.schema import SpecDataError
 from planner_app.ui.charts.probe_charts import RooflineChart, TelemetryChart
 from planner_app.ui.fields import ChoiceField, IntField
 from planner_app.ui.models.table_model import Column, RowsTableModel
+from planner_app.ui.tables import DataTable
 from planner_app.ui.workers import TaskSlot
 
 ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
@@ -85,7 +85,7 @@ class ProbePage(QWidget):
                                                                         fmt=lambda v: f"{v:,.0f}"),
             Column("temperature_c", self.tr("Temperature"), "°C"),
             Column("pcie_gen", "PCIe"), Column("throttle", self.tr("Throttling"))])
-        inv = QTableView()
+        inv = DataTable(fit=True)
         inv.setModel(self.inv_model)
         inv.verticalHeader().setVisible(False)
         inv.setMinimumHeight(60)  # one GPU row and the header; the benchmarks below need the height more
@@ -129,7 +129,7 @@ class ProbePage(QWidget):
         self.res_model = RowsTableModel([
             Column("what", self.tr("Measurement")), Column("size", self.tr("Size")),
             Column("value", self.tr("Measured"), fmt=lambda v: f"{v:,.2f}"), Column("unit", self.tr("Unit"))])
-        res = QTableView()
+        res = DataTable(fit=True)
         res.setModel(self.res_model)
         res.horizontalHeader().setStretchLastSection(True)
         res.verticalHeader().setVisible(False)
