@@ -94,16 +94,19 @@ class WrapHeader(QHeaderView):
 
 class DataTable(QTableView):
     """A QTableView with a WrapHeader: every table of the app. ``fit``: the columns share the view's
-    width (fit_columns) so that nothing needs a horizontal scroll bar where the words allow it."""
+    width (fit_columns) so that nothing needs a horizontal scroll bar where the words allow it.
+    ``wrap_cells``: cells wrap and rows take the height they need (a big one-line table such as
+    Specs' 169 instances leaves it off: measuring every row's height took a second)."""
 
     # a cell's padding (the delegate's margins and the grid line), px
     CELL_PAD_PX = 14
     SAMPLE_ROWS = 200  # rows measured for a column's width
 
-    def __init__(self, parent=None, fit: bool = False):
+    def __init__(self, parent=None, fit: bool = False, wrap_cells: bool = True):
         super().__init__(parent)
         self.setHorizontalHeader(WrapHeader(self))
-        self.setWordWrap(True)
+        self.setWordWrap(wrap_cells)
+        self.wrap_cells = wrap_cells
         self.fit = fit
         if fit:
             self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
@@ -119,7 +122,7 @@ class DataTable(QTableView):
         super().resizeEvent(ev)
         if self.fit:
             self.fit_columns()
-        elif ev.oldSize().width() != ev.size().width():
+        elif self.wrap_cells and ev.oldSize().width() != ev.size().width():
             self.resizeRowsToContents()  # wrapped cells take the lines they need at the new width
 
     def column_widths(self) -> tuple[list[int], list[int]]:
@@ -172,4 +175,5 @@ class DataTable(QTableView):
         finally:
             h.blockSignals(False)
         h.remeasure()
-        self.resizeRowsToContents()
+        if self.wrap_cells:
+            self.resizeRowsToContents()

@@ -334,7 +334,7 @@ def test_meeting_mode_and_exports(window, qtbot, tmp_path):
         chart.export(str(tmp_path / "missing-folder" / "m.png"))
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".chart-")]  # no temporary left
     csv_text = window.specs_page.models["gpus"].to_csv()
-    assert csv_text.splitlines()[0].startswith("Name,Vendor,Memory (GB)") and len(csv_text.splitlines()) > 30
+    assert csv_text.splitlines()[0].startswith("Name,Vendor,\"Memory (GiB, datasheet)\",\"Memory, driver total (GB)\"") and len(csv_text.splitlines()) > 30
 
 
 def test_report_export_from_the_window(window, qtbot, tmp_path):

@@ -241,7 +241,7 @@ class SpecsPage(QWidget):
             model = RowsTableModel(columns(kind))
             proxy = SortProxy()
             proxy.setSourceModel(model)
-            view = DataTable()
+            view = DataTable(wrap_cells=False)
             view.setModel(proxy)
             view.setSortingEnabled(True)
             # sorted A to Z by the first column at the start (Qt starts descending: Z to A)
