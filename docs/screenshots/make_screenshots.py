@@ -1,6 +1,7 @@
 """Screenshots of every page from a real window (Qt's xcb platform on an X server), in
 English and Chinese, at 1440x900 and at the size the app opens with on a 1366x768 laptop
-screen (the default window size, MainWindow.default_window_size):
+screen (the default window size, MainWindow.default_window_size), and Compare in meeting mode
+(F11, full screen on a 1920x1080 screen) with 4 plans:
 
     python docs/screenshots/make_screenshots.py            # starts Xvfb itself (apt-get install xvfb)
     python docs/screenshots/make_screenshots.py --only compare-serving   # one of EXTRA only
@@ -81,6 +82,26 @@ def shoot_extra(app, out_dir: str, tail: str, size, only=None) -> list[str]:
     return shots
 
 
+MEETING_EXAMPLE = "china-70b-train-and-serve-aws-alibaba-tencent.json"
+
+
+def shoot_meeting(app, out_dir: str, lang_tail: str) -> str:
+    """Compare in meeting mode (F11) on the 1920x1080 screen, with 4 plans: the 3-cloud example and
+    an AWS p5.48xlarge added through Compare's "Add machines"."""
+    from planner_app.paths import examples_dir
+    win = open_window((1440, 900), [os.path.join(examples_dir(), MEETING_EXAMPLE)])
+    wait(app, lambda: win.plan_page.last_estimate is not None)
+    win.nav.setCurrentRow(PAGES.index("compare"))
+    win.compare_page.add_machines([("instance", "p5.48xlarge")])
+    win.toggle_meeting(True)
+    wait(app, lambda: True)
+    win.setGeometry(0, 0, 1920, 1080)  # Xvfb has no window manager to carry out full screen
+    wait(app, lambda: len(win.compare_page.results) == 4 and win.compare_page.serving is not None)
+    shot = grab(win, out_dir, "compare-meeting", lang_tail)
+    close_window(win)
+    return shot
+
+
 def shoot(out_dir: str, lang: str, suffix: str, size, only=None) -> list[str]:
     """In this process: the app on the current X display, every page grabbed (with ``only``: the
     EXTRA shots named there)."""
@@ -120,7 +141,10 @@ def shoot(out_dir: str, lang: str, suffix: str, size, only=None) -> list[str]:
             wait(app, lambda: True)
         shots.append(grab(win, out_dir, name, tail))
     close_window(win)
-    return shots + shoot_extra(app, out_dir, tail, size)
+    shots += shoot_extra(app, out_dir, tail, size)
+    if not suffix:  # once per language, on the 1920x1080 screen
+        shots.append(shoot_meeting(app, out_dir, "" if lang == "en" else f"-{lang}"))
+    return shots
 
 
 def main(out_dir: str = HERE, only=()) -> int:
