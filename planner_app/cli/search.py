@@ -96,7 +96,8 @@ def run_scaling(args) -> int:
     hw, model, weak = got.hardware, got.model, request.curves.weak
     for fid, pts in out["curves"].items():
         print(f"{fid}: {'weak' if weak else 'strong'} scaling of {model.name} on {hw.gpu.name} "
-              f"({got.gpus_per_node} GPUs and {hw.nics_per_node} NICs per node)")
+              f"({got.gpus_per_node} GPUs and {got.nics.get(fid) or hw.nics_per_node} NICs per node"
+              + (f": {got.nics_from[fid]})" if fid in got.nics_from else ")"))
         print(f"  {'nodes':>5} {'GPUs':>6} {'fits':>4} {'tokens/s':>12} {'efficiency':>10} {'no-overlap':>10} "
               f"{'step':>10} {'+50us':>8}")
         for p in pts:
