@@ -7,24 +7,13 @@ import os
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics, QImage, QPainter
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication
+from textfit_checks import drawn_ticks  # tests/gui is on sys.path
 
 from planner_app.paths import examples_dir
 
 EXAMPLE = "china-70b-train-and-serve-aws-alibaba-tencent.json"
-
-
-def drawn_tick_texts(axis):
-    """What pyqtgraph draws on ``axis`` now: (rect, text) per tick label (a label that would leave
-    the axis is dropped by pyqtgraph itself: AxisItem.generateDrawSpecs)."""
-    img = QImage(10, 10, QImage.Format_ARGB32)
-    p = QPainter(img)
-    try:
-        specs = axis.generateDrawSpecs(p)
-    finally:
-        p.end()
-    return [] if specs is None else [(rect, text) for rect, _flags, text in specs[2]]
 
 
 @pytest.fixture
@@ -77,7 +66,7 @@ def test_f11_meeting_mode_reads_well_with_four_plans(four_plans, qtbot):
         assert need.width() <= hh.text_width_px(j) and need.height() <= hh.height(), hh.label(j)
     # 4 labels under each chart, all drawn, none overlapping
     for c in (cp.memory_chart, cp.time_chart, cp.cost_chart):
-        drawn = drawn_tick_texts(c.plot.getAxis("bottom"))
+        drawn = drawn_ticks(c.plot.getAxis("bottom"))
         assert len(drawn) == 4, [t for _r, t in drawn]
         rects = sorted((r for r, _t in drawn), key=lambda r: r.left())
         assert all(a.right() <= b.left() for a, b in zip(rects, rects[1:]))

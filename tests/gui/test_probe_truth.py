@@ -11,7 +11,8 @@ import os
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QImage, QPainter
+from PySide6.QtGui import QFont
+from textfit_checks import drawn_ticks  # tests/gui is on sys.path
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 PROBE_PAGE_ROW = 6  # the page list: Workload, Plan, Compare, Scaling, Search, Serve, Probe, Specs
@@ -20,17 +21,6 @@ PROBE_PAGE_ROW = 6  # the page list: Workload, Plan, Compare, Scaling, Search, S
 def _h200_result() -> dict:
     with open(os.path.join(DATA, "probe_h200.json"), encoding="utf-8") as f:
         return json.load(f)
-
-
-def drawn_ticks(axis) -> list[tuple]:
-    """(rectangle, text) of each tick label pyqtgraph draws on ``axis`` (its own layout pass)."""
-    img = QImage(10, 10, QImage.Format_ARGB32)
-    p = QPainter(img)
-    try:
-        specs = axis.generateDrawSpecs(p)
-    finally:
-        p.end()
-    return [] if specs is None else [(rect, text) for rect, _flags, text in specs[2]]
 
 
 def overlapping(ticks, side: str) -> list[tuple[str, str]]:

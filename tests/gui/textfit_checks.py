@@ -187,7 +187,9 @@ def cell_problems(v: QTableView, max_rows: int = 60) -> list[str]:
     return out
 
 
-def drawn_ticks(axis):
+def drawn_ticks(axis) -> list[tuple]:
+    """(rectangle, text) of each tick label pyqtgraph draws on ``axis`` (its own layout pass: a label
+    that would leave the axis is dropped there, AxisItem.generateDrawSpecs)."""
     img = QImage(10, 10, QImage.Format_ARGB32)
     p = QPainter(img)
     try:
