@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel
 
-from planner_app.ui.charts.base import PALETTE, ChartBase
-from planner_app.ui.textfit import WrapLabel, wrap_lines
+from planner_app.ui.charts.base import PALETTE, ChartBase, Legend
+from planner_app.ui.textfit import wrap_lines
 
 
-class ChartLegend(QWidget):
-    """The legend under the plot, as Qt widgets in two columns: it never covers a bar, each
-    swatch stays on the row of its label, and only the components shown are listed (top of
-    the stack first)."""
-
-    COLUMNS = 2
+class ChartLegend(Legend):
+    """A bar chart's legend: a colour box per component shown (top of the stack first)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setAutoFillBackground(True)
-        self.setStyleSheet("background: white;")
-        self.grid = QGridLayout(self)
-        self.grid.setContentsMargins(8, 2, 8, 6)
-        self.grid.setHorizontalSpacing(12)
-        self.grid.setVerticalSpacing(2)
         self.entries: list[tuple[str, str]] = []  # (label, colour) as shown
 
     def set_entries(self, entries: list[tuple[str, str, str]]) -> None:
@@ -34,23 +24,13 @@ class ChartLegend(QWidget):
         keep their widgets (an edit redraws the chart ~10 times a second)."""
         if [(e[0], e[1]) for e in entries] == self.entries:
             return
-        while self.grid.count():
-            item = self.grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        for i, (label, colour, style) in enumerate(entries):
-            row = QWidget()
-            h = QHBoxLayout(row)
-            h.setContentsMargins(0, 0, 0, 0)
-            h.setSpacing(5)
+        rows = []
+        for label, colour, style in entries:
             sw = QLabel()
             sw.setFixedSize(12, 4 if style == "line" else 12)
             sw.setStyleSheet(f"background: {colour}; border: none;")
-            text = WrapLabel(label)  # a narrow chart wraps its labels instead of widening the page
-            text.setStyleSheet("color: #222; background: white;")
-            h.addWidget(sw, 0, Qt.AlignVCenter)
-            h.addWidget(text, 1)
-            self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)
+            rows.append((sw, label))
+        self.set_rows(rows)
         self.entries = [(e[0], e[1]) for e in entries]
 
 

@@ -10,10 +10,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from planner_app.atomic import atomic_path
-from planner_app.ui.textfit import wrap_lines
+from planner_app.ui.textfit import WrapLabel, wrap_lines
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac"]
@@ -58,6 +58,43 @@ class ReadableAxis(pg.AxisItem):
         if self.logMode:  # a log axis labels powers of ten: pyqtgraph's own strings
             return super().tickStrings(values, scale, spacing)
         return readable_ticks([v * scale for v in values], spacing * scale if spacing else None)
+
+
+class Legend(QWidget):
+    """A chart's legend under its plot, as Qt widgets in two columns: it never covers a bar or a line,
+    each swatch stays on the row of its label, a narrow chart wraps its labels. Subclasses draw the
+    swatches (a box for a bar, the line's own pen and marker for a line)."""
+
+    COLUMNS = 2
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("background: white;")
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(8, 2, 8, 6)
+        self.grid.setHorizontalSpacing(12)
+        self.grid.setVerticalSpacing(2)
+        self.labels: list[QLabel] = []
+
+    def set_rows(self, rows: list[tuple[QLabel, str]]) -> None:
+        """``rows``: (swatch, label text) in the order shown; the old rows go."""
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.labels = []
+        for i, (swatch, label) in enumerate(rows):
+            row = QWidget()
+            h = QHBoxLayout(row)
+            h.setContentsMargins(0, 0, 0, 0)
+            h.setSpacing(5)
+            text = WrapLabel(label)
+            text.setStyleSheet("color: #222; background: white;")
+            h.addWidget(swatch, 0, Qt.AlignVCenter)
+            h.addWidget(text, 1)
+            self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)
+            self.labels.append(text)
 
 
 class ChartView(pg.PlotWidget):

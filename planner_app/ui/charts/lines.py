@@ -7,30 +7,21 @@ import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPointF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel
 
 from planner_app.i18n import tr as translate  # lupdate reads translate(context, text)
-from planner_app.ui.charts.base import PALETTE, ChartBase
+from planner_app.ui.charts.base import PALETTE, ChartBase, Legend
 
 
-class LineLegend(QWidget):
-    """The legend of a line chart, under the plot (it never covers a line), in two columns; each
-    swatch is drawn with its line's own pen and marker, so lines told apart by width, dash or marker
-    are told apart here too."""
+class LineLegend(Legend):
+    """The legend of a line chart: each swatch is drawn with its line's own pen and marker, so lines
+    told apart by width, dash or marker are told apart here too."""
 
-    COLUMNS = 2
     SWATCH = QSize(30, 16)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setAutoFillBackground(True)
-        self.setStyleSheet("background: white;")
-        self.grid = QGridLayout(self)
-        self.grid.setContentsMargins(8, 2, 8, 6)
-        self.grid.setHorizontalSpacing(12)
-        self.grid.setVerticalSpacing(2)
         self.entries: list[tuple] = []  # (label, colour, width, dashed, symbol) as shown
-        self.labels: list[QLabel] = []
 
     def set_entries(self, entries: list[tuple]) -> None:
         """``entries``: (label, colour, pen width, dashed, symbol or None). Unchanged entries keep
@@ -38,26 +29,13 @@ class LineLegend(QWidget):
         entries = [tuple(e) for e in entries]
         if entries == self.entries:
             return
-        while self.grid.count():
-            item = self.grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        self.labels = []
-        for i, (label, colour, width, dashed, symbol) in enumerate(entries):
-            row = QWidget()
-            h = QHBoxLayout(row)
-            h.setContentsMargins(0, 0, 0, 0)
-            h.setSpacing(5)
+        rows = []
+        for label, colour, width, dashed, symbol in entries:
             sw = QLabel()
             sw.setFixedSize(self.SWATCH)
             sw.setPixmap(self._swatch(colour, width, dashed, symbol))
-            text = QLabel(label)
-            text.setStyleSheet("color: #222; background: white;")
-            text.setWordWrap(True)  # a narrow chart wraps its labels instead of widening the page
-            h.addWidget(sw, 0, Qt.AlignVCenter)
-            h.addWidget(text, 1)
-            self.grid.addWidget(row, i // self.COLUMNS, i % self.COLUMNS)
-            self.labels.append(text)
+            rows.append((sw, label))
+        self.set_rows(rows)
         self.entries = entries
 
     def _swatch(self, colour, width, dashed, symbol) -> QPixmap:
