@@ -1,0 +1,69 @@
+"""benchmarks/gpu/fake_pg_runs.py's CPU path (issue 30): a 2-layer Llama-shaped model through FSDP2,
+hybrid sharding, DDP and TP x FSDP2 under torch's fake process group, in worker processes as on the GPU
+machine; and accuracy/fake_pg_accuracy.py over the recorded H200 runs (the mapping to estimate options
+and what the measurements themselves show, not the engine's accuracy, which docs/validation.md reports)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from accuracy import fake_pg_accuracy
+from benchmarks.gpu import fake_pg_runs
+from planner_app.service.catalog import open_catalog
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DATA = os.path.join(ROOT, "tests", "data", "fake_pg_runs_h200.json")
+
+
+def test_cpu_path_runs_every_kind_and_shards_as_asked(tmp_path):
+    out = tmp_path / "r.json"
+    names = "smoke-fsdp2,smoke-hsdp,smoke-ddp,smoke-tp-fsdp2"
+    subprocess.run([sys.executable, "-m", "benchmarks.gpu.fake_pg_runs", "--cases", names, "--device", "cpu",
+                    "--steps", "2", "--out", str(out)], cwd=ROOT, check=True, timeout=300,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    recs = {r["name"]: r for r in data["cases"]}
+    assert set(recs) == set(names.split(","))
+    assert all(r["status"] == "ok" and r["loss_finite"] for r in recs.values()), recs
+    total = recs["smoke-fsdp2"]["total_params"]
+    assert recs["smoke-fsdp2"]["local_param_numel"] == pytest.approx(total / 4, rel=0.01)  # 4 shards
+    assert recs["smoke-hsdp"]["local_param_numel"] == pytest.approx(total / 4, rel=0.01)  # 2 x 4 mesh
+    assert recs["smoke-ddp"]["local_param_numel"] == total  # a full replica
+    assert recs["smoke-tp-fsdp2"]["local_param_numel"] < total / 3  # tp 2 x dp 2
+    assert recs["smoke-fsdp2"]["optimizer_state_numel"] == 2 * recs["smoke-fsdp2"]["local_param_numel"]
+    assert data["unrunnable"] and all(u["reason"] for u in data["unrunnable"])
+
+
+def test_cases_group_by_world_and_rank():
+    cases = fake_pg_runs.SUITES["h200"]()
+    assert len(cases) >= 60
+    for names in fake_pg_runs.groups(cases):
+        assert len({(fake_pg_runs.ALL[n]["world"], fake_pg_runs.ALL[n]["rank"]) for n in names}) == 1
+
+
+@pytest.fixture(scope="module")
+def rows():
+    with open(DATA, encoding="utf-8") as f:
+        return fake_pg_accuracy.rows_for(json.load(f), open_catalog())
+
+
+def test_recorded_runs_cover_the_world_sizes_and_map_to_estimates(rows):
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) >= 60
+    assert {2, 1024} <= {r["world"] for r in ok}
+    assert {"fsdp2", "ddp", "tp", "tp_fsdp2"} <= {r["kind"] for r in ok}
+    by = {r["name"]: r for r in rows}
+    assert "--dp-shard 8" in by["hsdp-8b-w64-s8"]["command"] and "--zero 3" in by["hsdp-8b-w64-s8"]["command"]
+    assert "--tp 8 --sequence-parallel --dp 8" in by["tp8-fsdp2-8b-w64-sp"]["command"]
+    assert "--recipe amp-bf16" in by["fsdp2-8b-w64-autocast"]["command"]
+    assert by["fsdp2-8b-w64-noreshard"]["unmodelled"]
+
+
+def test_measured_hybrid_sharding_is_full_sharding_over_the_shard_group(rows):
+    """What the measurements show by themselves: a shard group of S ranks holds what full sharding over S
+    ranks holds, at any number of replicas (the engine's HSDP rule)."""
+    by = {r["name"]: r for r in rows}
+    assert by["hsdp-8b-w1024-s8"]["measured_bytes"] == pytest.approx(by["fsdp2-8b-w8"]["measured_bytes"], rel=1e-3)
+    assert by["hsdp-8b-w1024-s64"]["measured_bytes"] == pytest.approx(by["fsdp2-8b-w64"]["measured_bytes"], rel=1e-3)
