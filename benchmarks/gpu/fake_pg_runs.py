@@ -202,6 +202,10 @@ def _wrap(torch, model, case, device):
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         model.to_empty(device=device)
+        # to_empty gives each module its own new tensor, so a tied output layer comes back untied
+        # (DDP then trains one more vocab x hidden matrix); tie it again as from_pretrained does
+        if getattr(model.config, "tie_word_embeddings", False):
+            model.tie_weights()
         _init(torch, model)
         ddp = DDP(model, device_ids=[torch.cuda.current_device()] if device == "cuda" else None)
         ddp.register_comm_hook(None, _noop_allreduce_hook)

@@ -619,8 +619,12 @@
         <translation>ZeRO-2 按 FSDP SHARD_GRAD_OP 计算</translation>
     </message>
     <message>
-        <source>ZeRO-3 as FSDP FULL_SHARD with one layer prefetched</source>
-        <translation>ZeRO-3 按 FSDP FULL_SHARD 计算，预取一层</translation>
+        <source>ZeRO-3 as FSDP2 fully_shard on each decoder layer and the model: one layer prefetched, the root&apos;s embedding and output layer gathered for the whole forward and backward, one layer&apos;s reduce-scatter input in flight</source>
+        <translation>ZeRO-3 按 FSDP2 对每个解码层及整个模型调用 fully_shard 计算：预取一层；根模块的嵌入层和输出层在整个前向和反向期间保持聚合；同时有一层的 reduce-scatter 输入在途</translation>
+    </message>
+    <message>
+        <source>reshard_after_forward=False: every layer stays gathered from its forward to its backward, which all-gathers nothing</source>
+        <translation>reshard_after_forward=False：每一层从前向到反向一直保持聚合，反向不再做 all-gather</translation>
     </message>
     <message>
         <source>selective recomputation as Megatron defines it: attention scores recomputed in backward</source>
@@ -1576,6 +1580,14 @@ Sizes GPU clusters and cloud GPU servers: memory, time, cost, scaling; probes lo
     <message>
         <source>Shard group (HSDP)</source>
         <translation>分片组大小（HSDP）</translation>
+    </message>
+    <message>
+        <source>FSDP: keep each layer&apos;s gathered parameters from its forward to its backward (fully_shard reshard_after_forward=False, FSDP1 SHARD_GRAD_OP; needs --zero 3)</source>
+        <translation>FSDP：每层聚合后的参数从前向保留到反向（fully_shard reshard_after_forward=False，即 FSDP1 的 SHARD_GRAD_OP；需要 --zero 3）</translation>
+    </message>
+    <message>
+        <source>Keep gathered parameters (no reshard after forward)</source>
+        <translation>保留聚合参数（前向后不重新分片）</translation>
     </message>
     <message>
         <source>Megatron sequence parallelism (needs --tp &gt; 1)</source>

@@ -6,8 +6,9 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from planner_app.core.errors import InputError
-from planner_app.core.training.memory import training_memory
-from planner_app.core.training.setup import ParallelPlan, TrainingSetup
+from planner_app.core.training.memory import FSDP_MASTER_REDUCE_BYTES, gathered_layer_params, training_memory
+from planner_app.core.training.setup import Layout, ParallelPlan, TrainingSetup, recipe_bytes
+from planner_app.core.training.states import root_params
 
 MODELS = ["gpt2", "llama-3.2-1b", "mixtral-8x7b", "bert-base-uncased", "qwen2.5-0.5b", "deepseek-v3", "gpt3-175b"]
 RECIPES = ["fp32", "amp-bf16", "bf16", "mixed-bf16", "fp8"]
@@ -66,8 +67,18 @@ def test_memory_never_falls_as_the_sequence_grows(db, d):
 @SETTINGS
 @given(setups)
 def test_more_zero_sharding_never_raises_memory(db, d):
+    """ZeRO 1 and 2 never raise the peak; FSDP's ZeRO-3 (framework pytorch) may, by no more than what it
+    holds unsharded: the root's parameters, one more gathered layer and one reduce-scatter input
+    (memory.FsdpTerms; real for a model of few layers, where ZeRO-3 gathers nearly all of it)."""
     peaks = [_run(db, d, zero=z).peak_bytes for z in range(4)]
-    assert all(b <= a * (1 + 1e-12) for a, b in zip(peaks, peaks[1:])), peaks
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(peaks[:3], peaks[1:3])), peaks
+    allowance = 0.0
+    if d["framework"] == "pytorch":
+        model, tp = db.model(d["model"]), d["tp"]
+        rb = recipe_bytes(d["recipe"], "pytorch")
+        allowance = (root_params(model, d["pp"], tp, True, True) * rb.param
+                     + gathered_layer_params(model, Layout(tp=tp)) * (rb.param + FSDP_MASTER_REDUCE_BYTES))
+    assert peaks[3] <= peaks[2] * (1 + 1e-12) + allowance, peaks
 
 
 @SETTINGS

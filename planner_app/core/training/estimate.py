@@ -354,7 +354,13 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
     if plan.zero and setup.framework == "pytorch":
         a.append(Text({1: QT_TRANSLATE_NOOP("Engine", "ZeRO-1 as torch ZeroRedundancyOptimizer"),
                        2: QT_TRANSLATE_NOOP("Engine", "ZeRO-2 as FSDP SHARD_GRAD_OP"),
-                       3: QT_TRANSLATE_NOOP("Engine", "ZeRO-3 as FSDP FULL_SHARD with one layer prefetched")}[plan.zero]))
+                       3: QT_TRANSLATE_NOOP("Engine", "ZeRO-3 as FSDP2 fully_shard on each decoder layer and the "
+                                                      "model: one layer prefetched, the root's embedding and output "
+                                                      "layer gathered for the whole forward and backward, one layer's "
+                                                      "reduce-scatter input in flight")}[plan.zero]))
+        if plan.zero == 3 and plan.no_reshard_after_forward:
+            a.append(Text(QT_TRANSLATE_NOOP("Engine", "reshard_after_forward=False: every layer stays gathered from "
+                                                      "its forward to its backward, which all-gathers nothing")))
     if plan.recompute == "selective" and setup.framework != "megatron":
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation as Megatron defines it: attention scores "
                                                   "recomputed in backward")))

@@ -14,6 +14,7 @@ Korthikanti et al. 2022 sec. 4.2.3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from planner_app.core.training.states import (
     device_bytes,
     device_overhead,
     model_states,
+    root_params,
     shard,
     stage_layers,
     stage_params,
@@ -209,6 +211,9 @@ def stage_states(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, 
     if lora is not None:
         return lora_states(model, setup, rb, c, first, last, lora)
     params, grads, master, opt = model_states(dense_p, expert_p, rb, setup.optimizer, c.zero, c.s_dense, c.s_exp)
+    fm = fsdp_master_shards(setup, c, rb, lora)  # the fp32 shards are the parameters (no 16-bit shard)
+    params, master, grads = (where(fm, master, params), where(fm, 0.0, master),
+                             where(fm, grads * FSDP_MASTER_REDUCE_BYTES / rb.grad, grads))
     if setup.optimizer == "adafactor":
         opt = adafactor_state_bytes(model) / c.tp / c.pp / where(c.zero >= 1, c.s_dense, 1)
     host = 0.0
@@ -304,12 +309,67 @@ def framework_buffers(setup: TrainingSetup, rb, c: Layout, st: dict):
     return CUBLAS_WORKSPACE_BYTES
 
 
+def gathered_layer_params(model, c: Layout):
+    """Parameters of the largest decoder layer on one tensor-parallel rank (what one all-gather unshards)."""
+    return max(model.dense_layer_params() if model.dense_mlp_layers else 0,
+               model.moe_layer_params() if model.moe_layers else 0) / c.tp
+
+
+def gathers_params(setup: TrainingSetup, c: Layout):
+    """Parameters are sharded and all-gathered per layer: ZeRO-3/FSDP over more than one rank, or offloaded."""
+    return ((c.zero == 3) & (c.s_dense > 1)) | (setup.offload == "params")
+
+
 def gather_buffers(model, setup: TrainingSetup, rb, c: Layout):
     """FSDP/ZeRO-3 (or parameter offload): the layer in use and the prefetched next one."""
-    layer_p = max(model.dense_layer_params() if model.dense_mlp_layers else 0,
-                  model.moe_layer_params() if model.moe_layers else 0) / c.tp
-    on = ((c.zero == 3) & (c.s_dense > 1)) | (setup.offload == "params")
-    return where(on, 2 * layer_p * rb.param, 0.0)
+    return where(gathers_params(setup, c), 2 * gathered_layer_params(model, c) * rb.param, 0.0)
+
+
+# The reduce dtype of FSDP under a master-weight recipe: fp32, MixedPrecisionPolicy(param_dtype=bf16,
+# reduce_dtype=float32) as torchtitan configures it (mixed_precision_reduce = "float32",
+# torchtitan/config/job_config.py); the sharded parameter is then the fp32 master itself.
+FSDP_MASTER_REDUCE_BYTES = 4
+
+
+@dataclass(frozen=True)
+class FsdpTerms:
+    """What FSDP2 (``torch.distributed.fsdp.fully_shard`` on each decoder layer, then on the model: the
+    root) holds beyond the engine's two gathered layers, from torch/distributed/fsdp/_fully_shard:
+    - ``root``: the root group's parameters (embedding, final norm, output layer) stay unsharded from the
+      root's pre-forward to its post-backward at the end of the backward: _fsdp_state._lazy_init sets
+      the root's ``post_forward_mesh_info = None`` ("the parameters would be freed and all-gathered
+      immediately"); FSDP1 keeps the root unsharded after forward too (_runtime_utils._post_forward_reshard);
+    - ``layer``: one layer's all-gather output. In the forward, wait_for_unshard keeps the previous
+      all-gather's result (comm_ctx.all_gather_state) until the next copy-out, so the last layer's is
+      still there at the loss; in the backward the root's pre_backward prefetches the last layer
+      (_backward_prefetch) before the output layer's backward;
+    - ``rs``: one layer's reduce-scatter input (reduce dtype; foreach_reduce's copy of its unsharded
+      gradients), kept in comm_ctx.reduce_scatter_states until the next layer's post_backward and the
+      last one until the root's final callback;
+    - ``head_grad_full``: the output layer's gradient stays unsharded until the root's post_backward;
+    - ``keep``: reshard_after_forward=False, every layer stays unsharded from its forward to its
+      post_backward (no all-gather in the backward)."""
+
+    root: Any = 0.0  # bytes (a number, or a column in a search)
+    layer: Any = 0.0
+    rs: Any = 0.0
+    on: Any = False
+    keep: Any = False
+
+
+def fsdp_terms(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, lora, gather) -> FsdpTerms:
+    """FsdpTerms of the stage (zeros unless the framework is pytorch and parameters are gathered);
+    ``gather``: the engine's two gathered layers, in the dtype they are gathered in."""
+    on = (setup.framework == "pytorch") & gathers_params(setup, c)
+    if lora is None:
+        pb, rs_p, reduce_bytes = rb.param, gathered_layer_params(model, c), (
+            FSDP_MASTER_REDUCE_BYTES if rb.master > 0 else rb.grad)
+    else:  # the frozen base in its loaded dtype (fp32 after prepare_model_for_kbit_training); adapters reduced
+        pb = 4 if lora.prepare else rb.param
+        rs_p, reduce_bytes = max(lora.dense_adapter_params, lora.moe_adapter_params) / c.tp, lora.adapter_bytes
+    return FsdpTerms(root=where(on, root_params(model, c.pp, c.tp, first, last) * pb, 0.0),
+                     layer=where(on, gather / 2, 0.0), rs=where(on, rs_p * reduce_bytes, 0.0),
+                     on=on, keep=on & c.no_reshard_after_forward)
 
 
 def inflight_micro_batches(c: Layout, first: bool):
@@ -331,13 +391,21 @@ def grads_persistent(c: Layout, setup: TrainingSetup):
     return c.grads_present | (setup.framework == "megatron")
 
 
-def weight_grad_share(setup: TrainingSetup, c: Layout):
+def weight_grad_share(setup: TrainingSetup, c: Layout, rb=None, lora=None):
     """Share of a layer's gradients that stays after its backward: its (sharded) gradients, or
     nothing new when they accumulate into buffers that already exist (accumulation steps,
-    pipeline micro-batches) or leave for the CPU (offload)."""
+    pipeline micro-batches) or leave for the CPU (offload). FSDP under a master-weight recipe keeps
+    the reduce-scattered shard in fp32 (FSDP_MASTER_REDUCE_BYTES) from 16-bit gradients."""
     if setup.offload != "none":
         return 0.0
-    return where(grads_persistent(c, setup), 0.0, 1.0 / where(c.zero >= 2, c.s_dense, 1))
+    widen = where(fsdp_master_shards(setup, c, rb, lora), FSDP_MASTER_REDUCE_BYTES / rb.grad, 1.0) if rb else 1.0
+    return where(grads_persistent(c, setup), 0.0, widen / where(c.zero >= 2, c.s_dense, 1))
+
+
+def fsdp_master_shards(setup: TrainingSetup, c: Layout, rb, lora):
+    """FSDP with a master-weight recipe (MixedPrecisionPolicy over fp32 parameters): the fp32 shard is
+    both the parameter and the master copy, and its gradient is fp32 (FSDP_MASTER_REDUCE_BYTES)."""
+    return (lora is None) & (rb.master > 0) & (setup.framework == "pytorch") & (c.zero == 3) & gathers_params(setup, c)
 
 
 def saved_per_micro_batch(blocks, emb, ckpt):
@@ -348,59 +416,76 @@ def saved_per_micro_batch(blocks, emb, ckpt):
     return out
 
 
-def forward_moments(blocks, emb, head, head_on, mask, c: Layout, amp_cache: bool, gather, moment):
+def forward_moments(blocks, emb, head, head_on, mask, c: Layout, amp_cache: bool, gather, moment, fs: FsdpTerms):
     """The forward through the embedding, every layer block and the loss; returns the
-    activations (``carry``) and autocast weight cache it leaves."""
+    activations (``carry``) and autocast weight cache it leaves. FSDP's unsharded root and
+    all-gather results (``fs``) are held throughout."""
     ckpt, plain = c.ckpt, logical_not(c.ckpt)
     carry = cache = 0.0
     if emb is not None:
         e = emb.fwd
-        moment("forward", True, act=e["act"], temp=e["other"] + mask, cache=e["cache"])
+        moment("forward", True, act=e["act"], temp=e["other"] + mask, cache=e["cache"], gath=fs.root)
         carry = emb.saved
+    done = 0  # layers of the earlier blocks
     for b, n, has in blocks:
+        # reshard_after_forward=False: the layers so far stay unsharded, and the last one's all-gather result
+        gath = fs.root + where(fs.keep, (done + n + 1) * fs.layer, gather)
         ev = b.nograd  # full recomputation: no-grad forward, each layer keeps its input
         ck_cache = cache + n * maximum(b.saved_w, 0.0) if amp_cache else 0.0  # cleared when autocast exits
         moment("forward", has & ckpt, act=carry + (n - 1) * b.ckpt_input, temp=ev["act"] + ev["other"] + mask,
-               cache=ck_cache, gath=gather)
+               cache=ck_cache, gath=gath)
         ev = b.fwd
         moment("forward", has & plain, act=carry + (n - 1) * (b.saved - b.saved_w) + ev["act"],
-               cache=(n - 1) * b.saved_w + ev["cache"] + cache, temp=ev["other"] + mask, gath=gather)
+               cache=(n - 1) * b.saved_w + ev["cache"] + cache, temp=ev["other"] + mask, gath=gath)
         carry = carry + n * where(ckpt, b.ckpt_input, b.saved - b.saved_w)
         cache = where(ckpt, ck_cache, cache + n * b.saved_w)
+        done = done + n
     if head is not None:
-        ev = head.fwd
-        moment("forward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], temp=ev["other"] + mask)
+        ev = head.fwd  # the last layer's all-gather result is still held (FsdpTerms.layer)
+        moment("forward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], temp=ev["other"] + mask,
+               gath=fs.root + fs.layer + where(fs.keep, done * fs.layer, 0.0))
     return carry, cache
 
 
-def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard, carry, cache, moment):
+def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard, carry, cache, moment,
+                     fs: FsdpTerms):
     """The backward in reverse: the loss, each block's last and first layer (they bound the
-    linear ramp), under full recomputation each layer's recompute forward first."""
+    linear ramp), under full recomputation each layer's recompute forward first. Under FSDP the
+    root stays unsharded with its output layer's gradient, the last layer is prefetched before the
+    loss's backward, and each layer after the first waits beside the previous one's reduce-scatter
+    input (FsdpTerms)."""
     ckpt = c.ckpt
     cache = where(ckpt, 0.0, cache)  # autocast exited: the forward's weight copies are gone
     bmask = where(ckpt, mask, 0.0)  # recomputation keeps the mask alive in its closures
     wg_done = 0.0
+    below = sum(n for _, n, _ in blocks)  # layers before (in forward order) the block being walked
     if head is not None:
         ev = head.bwd
         moment("backward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], grads=ev["grads"],
-               temp=ev["other"] + bmask)
-        wg_done = where(head_on, head.wgrads * wshard, 0.0)
+               temp=ev["other"] + bmask, gath=fs.root + where(fs.keep, below * fs.layer, fs.layer))
+        wg_done = where(head_on, head.wgrads * where(fs.on, 1.0, wshard), 0.0)  # the root's stays unsharded
+    seen = False  # a layer's backward (and its reduce-scatter) has run
     for b, n, has in reversed(blocks):
+        below = below - n
         per = where(ckpt, b.ckpt_input, b.saved - b.saved_w)
         per_w = where(ckpt, 0.0, b.saved_w)
         carry, cache = carry - n * per, cache - n * per_w  # before the block
         for j in (maximum(n - 1, 0), 0):
             grads = wg_done + (n - 1 - j) * b.wgrads * wshard
+            rs = where(seen | (j < n - 1), fs.rs, 0.0)
+            gath = fs.root + rs + where(fs.keep, (below + j + 1) * fs.layer, gather)
             rc = b.fwd  # the recompute forward, with the incoming gradient alive
             moment("backward (recompute)", has & ckpt, act=carry + j * per + rc["act"], cache=rc["cache"],
-                   grads=grads, temp=rc["other"] + b.output + bmask, gath=gather)
+                   grads=grads, temp=rc["other"] + b.output + bmask, gath=gath)
             ev = b.bwd
             moment("backward", has, act=carry + j * per + ev["act"], cache=cache + j * per_w + ev["cache"],
-                   grads=grads + ev["grads"], temp=ev["other"] + bmask, gath=gather)
+                   grads=grads + ev["grads"], temp=ev["other"] + bmask, gath=gath)
         wg_done = wg_done + n * b.wgrads * wshard
+        seen = seen | has
     if emb is not None:
         ev = emb.bwd
-        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"])
+        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"],
+               gath=fs.root + where(seen, fs.rs, 0.0))
 
 
 def stage_timeline(model, setup: TrainingSetup, c: Layout, first, last, profiles, moment) -> dict:
@@ -414,16 +499,19 @@ def stage_timeline(model, setup: TrainingSetup, c: Layout, first, last, profiles
     if setup.optimizer in PAGED_OPTIMIZERS:  # managed memory: outside the allocator's peak (setup.PAGED_OPTIMIZERS)
         st = {**st, "paged": st["optimizer_states"], "optimizer_states": 0.0}
     gather = gather_buffers(model, setup, rb, c)
-    if lora is not None:  # what is trained: the adapters
+    if lora is not None:  # the frozen base is gathered in NF4 under QLoRA
         gather = gather * (NF4_BYTES_PER_PARAM / rb.param if lora.quant else 1.0)
+    fs = fsdp_terms(model, setup, rb, c, first, last, lora, gather)
+    if lora is not None:  # what is trained: the adapters
         rb = trainable_bytes(rb, lora)
     static = {"parameters": st["parameters"], "optimizer_states": st["optimizer_states"],
               "master_weights": st["master_weights"], "other": framework_buffers(setup, rb, c, st),
               "gradients": where(grads_persistent(c, setup), st["gradients"], 0.0)}
     earlier = (inflight_micro_batches(c, first) - 1) * saved_per_micro_batch(blocks, emb, c.ckpt)
     moment.start(static, earlier)
-    carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment)
-    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(setup, c), carry, cache, moment)
+    carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment, fs)
+    backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(setup, c, rb, lora), carry, cache,
+                     moment, fs)
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, setup, rb, c, st, lora)})
     return st

@@ -225,6 +225,16 @@ class ParallelPlan:
                                             "hold replicas (default: all data-parallel ranks)"),
         QT_TRANSLATE_NOOP("Options", "Shard group (HSDP)"), minimum=1, maximum=1 << 20, scope="plan", group="layout",
         auto=True, requires=("zero", (1, 2, 3))))
+    # FSDP2 fully_shard(reshard_after_forward=False) (FSDP1's SHARD_GRAD_OP): each layer keeps its
+    # gathered parameters from its forward to its backward, which then all-gathers nothing
+    # (torch/distributed/fsdp/_fully_shard/_fully_shard.py); the default reshards (True), as
+    # torchtitan's and Accelerate's FULL_SHARD do.
+    no_reshard_after_forward: bool = declare(False, Option(
+        "bool", QT_TRANSLATE_NOOP("Options", "FSDP: keep each layer's gathered parameters from its forward to its "
+                                             "backward (fully_shard reshard_after_forward=False, FSDP1 SHARD_GRAD_OP; "
+                                             "needs --zero 3)"),
+        QT_TRANSLATE_NOOP("Options", "Keep gathered parameters (no reshard after forward)"), scope="plan",
+        group="layout", requires=("zero", (3,))))
     sequence_parallel: bool = declare(False, Option(
         "bool", QT_TRANSLATE_NOOP("Options", "Megatron sequence parallelism (needs --tp > 1)"),
         QT_TRANSLATE_NOOP("Options", "Sequence parallel"), scope="plan", group="layout"))

@@ -42,12 +42,15 @@ def stage_params(model, pp, tp, ep, first: bool, last):
     router = model.router_params() if model.is_moe else 0
     dense = nd * model.dense_layer_params() + nm * (model.attention_params() + model.layer_norm_params() + router)
     expert = nm * (model.moe_params() - router)
-    if first:
-        dense = dense + model.embedding_params()
-    # Megatron keeps a copy of the tied embedding on the last stage
+    return dense / tp + root_params(model, pp, tp, first, last), expert / (ep * tp)
+
+
+def root_params(model, pp, tp, first: bool, last):
+    """Parameters of the stage outside its decoder layers, on one GPU: the embedding (first stage),
+    the final norm and the output layer (last stage). Megatron keeps a copy of the tied embedding
+    on the last stage; FSDP wraps these in the root module's group."""
     head = model.head_params() + where((pp > 1) & model.tied_embeddings, model.vocab * model.hidden, 0)
-    dense = dense + where(last, head, 0)
-    return dense / tp, expert / (ep * tp)
+    return ((model.embedding_params() if first else 0) + where(last, head, 0)) / tp
 
 
 def shard(dense, expert, d_dense, d_exp, on):

@@ -258,10 +258,11 @@ def exposed_traffic(c: Layout, setup: TrainingSetup, dp_comm, gather, t_mb, comp
     """(reduction, gather) seconds not hidden behind compute. The reduction overlaps the last
     micro-batch's backward (DDP, Megatron's --overlap-grad-reduce) but for a bucket tail;
     ZeRO-3 gathers each layer twice and reduce-scatters once per micro-batch, overlapped
-    with the layer's compute (prefetch). DeepSpeed's ZeRO-3 gathers parameter by parameter:
+    with the layer's compute (prefetch); once when FSDP keeps the gathered layers from the
+    forward to the backward (reshard_after_forward=False). DeepSpeed's ZeRO-3 gathers parameter by parameter:
     in Narayanan et al. 2021's Table 2 runs (175B and 530B, 384-2240 A100s) its collectives
     moved ~0.3 of what the fabric's bus bandwidth allows (docs/validation.md)."""
-    per_mb = 2 * gather + dp_comm
+    per_mb = where(c.no_reshard_after_forward, 1, 2) * gather + dp_comm
     if setup.framework == "deepspeed":
         per_mb = per_mb / DEEPSPEED_ZERO3_BW_FRACTION
     overlap = ZERO3_OVERLAP.get(setup.framework, ZERO3_OVERLAP_DEFAULT)
