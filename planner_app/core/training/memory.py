@@ -346,7 +346,8 @@ class FsdpTerms:
     - ``rs``: one layer's reduce-scatter input (reduce dtype; foreach_reduce's copy of its unsharded
       gradients), kept in comm_ctx.reduce_scatter_states until the next layer's post_backward and the
       last one until the root's final callback;
-    - ``head_grad_full``: the output layer's gradient stays unsharded until the root's post_backward;
+    - ``on``: FSDP applies; then also the output layer's gradient stays unsharded until the root's
+      post_backward;
     - ``keep``: reshard_after_forward=False, every layer stays unsharded from its forward to its
       post_backward (no all-gather in the backward)."""
 
