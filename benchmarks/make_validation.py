@@ -454,6 +454,15 @@ def fake_pg_section(out):
                "(DTensor dispatch on the CPU bounds the step at these per-rank sizes), on CPU-offloaded rows (the "
                "AdamW step runs on the host) and on FSDP2 at 1,024 ranks (per-parameter copy-in/out over 1,024 "
                "chunks); the engine has no CPU-overhead term for these yet.\n")
+    rerun = load("fake_pg_runs_h200_rerun.json")
+    re_rows = fa.rows_for(rerun, open_catalog())
+    out.append(f"**Re-run** (`FAKE_PG_SNAPSHOT=1 {rerun['info']['command']}`, {rerun['info']['date']}; the script now ties "
+               "a tied output layer again after `to_empty`, which the first run's DDP cases lacked, so they trained "
+               "one more vocab x hidden matrix; the snapshot records what is alive at the peak): "
+               + ", ".join(f"{r['name']} {r['memory_error']:+.1%}" for r in re_rows) + ". At the peak of "
+               "tp8-sp-8b, 65 all-gathered full-sequence blocks of 4 x micro-batch x seq x hidden bytes (2.18 GB; "
+               "torch/_utils.py _maybe_view_chunk_cat, DTensor's Shard(1) to Replicate) are alive: two per layer, "
+               "where Megatron's sequence parallelism keeps the sharded inputs; that is the sequence-parallel gap.\n")
     for u in data.get("unrunnable", []):
         out.append(f"Not runnable under the fake group: {u['layout']}: {u['reason']}.\n")
     out.append(fa.markdown(rows))

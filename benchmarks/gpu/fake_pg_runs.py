@@ -35,6 +35,8 @@ bytes, so the receiver allocates a buffer of a garbage size.
     python -m benchmarks.gpu.fake_pg_runs --suite h200 --out tests/data/fake_pg_runs_h200.json
     python -m benchmarks.gpu.fake_pg_runs --cases fsdp2-8b-w64,ddp-1b-w8 --out r.json
     python -m benchmarks.gpu.fake_pg_runs --suite smoke --device cpu --out r.json  # CI: 2-layer model, CPU
+    FAKE_PG_SNAPSHOT=1 python -m benchmarks.gpu.fake_pg_runs --cases tp8-sp-8b --steps 4 --out r.json
+        # also "peak_live": the blocks alive at the last step's peak, by allocation site
 
 Each group of cases with the same world size and measured rank runs in its own process (the fake
 group's size is fixed per process); the parent merges the records, writing the file after each group
@@ -294,7 +296,10 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
         torch.cuda.reset_peak_memory_stats()
     start = torch.cuda.memory_allocated() if cuda else 0
     times, fwd_peaks, step_peaks = [], [], []
-    for _ in range(steps):
+    snap = None
+    for i in range(steps):
+        if cuda and SNAPSHOT and i == steps - 1:  # the last step's allocations, for peak_live
+            torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python")
         if cuda:
             torch.cuda.reset_peak_memory_stats()
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -307,6 +312,9 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
             torch.cuda.synchronize()
             times.append(e0.elapsed_time(e1))
             step_peaks.append(torch.cuda.max_memory_allocated())
+            if SNAPSHOT and i == steps - 1:
+                snap = torch.cuda.memory._snapshot()
+                torch.cuda.memory._record_memory_history(enabled=None)
         else:
             times.append((time.perf_counter() - t1) * 1e3)
     inner = getattr(model, "module", model)
@@ -319,12 +327,50 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
            "build_s": round(build_s, 2), "step_ms": [round(t, 3) for t in times],
            "step_ms_median": statistics.median(times[1:]) if len(times) > 1 else times[0],
            "loss_finite": bool(torch.isfinite(_local(loss.detach()).float()).all())}
+    if snap is not None:
+        rec["peak_live"] = peak_live(snap)
     if cuda:
         peak = max(step_peaks)
         rec.update({"peak_bytes": peak, "base_bytes": base, "start_bytes": start - base, "peak_bytes_net": peak - base,
                     "step_peak_bytes": step_peaks, "forward_peak_bytes": fwd_peaks,
                     "max_reserved_bytes": torch.cuda.max_memory_reserved()})
     return rec
+
+
+SNAPSHOT = os.environ.get("FAKE_PG_SNAPSHOT") == "1"  # record the last step's allocations (peak_live)
+
+
+def _site(frames) -> str:
+    """Where a block was allocated: the innermost frame in transformers or torch's Python (not the allocator's)."""
+    for f in frames or ():
+        name = f.get("filename", "")
+        if ("transformers/" in name or "torch/" in name) and "memory" not in name.rsplit("/", 1)[-1]:
+            return f"{'/'.join(name.split('/')[-2:])}:{f.get('line')} {f.get('name')}"
+    return "?"
+
+
+def peak_live(snap: dict, top: int = 25) -> list:
+    """The blocks alive at the largest allocated level of a recorded step, summed by allocation site:
+    [[bytes, count, site], ...], largest first (torch.cuda.memory._snapshot's device_traces replayed)."""
+    trace = [e for e in snap["device_traces"][0] if e["action"] in ("alloc", "free_requested")]
+    cur = peak = 0
+    peak_i = -1
+    for i, e in enumerate(trace):
+        cur += e["size"] if e["action"] == "alloc" else -e["size"]
+        if cur > peak:
+            peak, peak_i = cur, i
+    live: dict = {}
+    for e in trace[:peak_i + 1]:
+        if e["action"] == "alloc":
+            live[e["addr"]] = e
+        else:
+            live.pop(e["addr"], None)
+    sites: dict = {}
+    for e in live.values():
+        k = _site(e.get("frames"))
+        b, n = sites.get(k, (0, 0))
+        sites[k] = (b + e["size"], n + 1)
+    return [[b, n, k] for k, (b, n) in sorted(sites.items(), key=lambda kv: -kv[1][0])[:top]]
 
 
 def worker(names: list, device: str, steps: int, out: str) -> int:

@@ -88,3 +88,14 @@ def test_measured_hybrid_sharding_is_full_sharding_over_the_shard_group(rows):
     by = {r["name"]: r for r in rows}
     assert by["hsdp-8b-w1024-s8"]["measured_bytes"] == pytest.approx(by["fsdp2-8b-w8"]["measured_bytes"], rel=1e-3)
     assert by["hsdp-8b-w1024-s64"]["measured_bytes"] == pytest.approx(by["fsdp2-8b-w64"]["measured_bytes"], rel=1e-3)
+
+
+def test_ddp_rerun_with_the_tie_restored_matches_the_tied_estimate():
+    """The re-run (tests/data/fake_pg_runs_h200_rerun.json, the script tying the output layer again): the DDP
+    ranks hold the tied model and the engine's tied estimate is within 0.5% of each."""
+    with open(os.path.join(ROOT, "tests", "data", "fake_pg_runs_h200_rerun.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    ddp = [c for c in data["cases"] if c["kind"] == "ddp"]
+    assert len(ddp) == 4 and all(c["local_param_numel"] == c["total_params"] for c in ddp)
+    rows = fake_pg_accuracy.rows_for({"cases": ddp}, open_catalog())
+    assert all("(untied)" not in r["command"] and abs(r["memory_error"]) < 0.005 for r in rows), rows
