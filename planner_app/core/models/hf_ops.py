@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, T, Trace, W
+from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, SPG, TP, TPS, T, Trace, W
 
 QLORA_COMPUTE_BYTES = 2  # bnb_4bit_compute_dtype=torch.bfloat16, as the QLoRA paper and PEFT's examples
 
@@ -18,6 +18,10 @@ class HFOps:
     ``kind``: ``fp32`` (fp32 parameters and activations), ``amp`` (fp32 parameters under
     autocast to 16 bits), ``lp`` (16-bit parameters and activations).
     """
+
+    # tensor parallelism over these layers is DTensor's (torch's parallelize_module): a column-parallel linear
+    # saves its all-gathered input under sequence parallelism (_colwise_input); Megatron's layers do not
+    dtensor_sequence_gather = True
 
     def __init__(self, kind: str, grad_bytes: int, lora=None):
         self.tr = Trace()
@@ -33,6 +37,7 @@ class HFOps:
         self.frozen = lora is not None
         if lora is not None and lora.prepare:
             self.param_bytes = 4
+        self._sp_gathered: dict[int, T] = {}  # a sequence-sharded tensor's all-gathered rest (slot SPG)
 
     # -- tensors and casts ----------------------------------------------------------------
     def new(self, width, nbytes, slot, name="", requires_grad=True, base=None) -> T:
@@ -73,19 +78,47 @@ class HFOps:
             if adaptable and name.rsplit(".", 1)[-1] in self.lora.targets:
                 out = self._adapter(x, out, out_width, out_slot, name)
             return out
+        xs = self._colwise_input(x) if out_slot == TP and self.dtensor_sequence_gather else [x]
         if self.amp and self.param_bytes == 4:
-            xin = self.lp(x, name + ".in16")
+            xin = self._lp_parts(xs, name + ".in16")
             w32 = self.new(w_numel, 4, W, name + ".w", requires_grad=False)
             w16 = self.new(w_numel, 2, W, name + ".w16")
             self.tr.op("cast_w", [w32], [w16], weight_grad_bytes=w_numel * self.grad_bytes)
             out = self.new(out_width, 2, out_slot, name + ".out")
-            self.tr.op(name, [xin, w16], [out], saved=[xin, w16], gemm=(x.width, out_width, split, 16))
+            self.tr.op(name, [*xin, w16], [out], saved=[*xin, w16], gemm=(x.width, out_width, split, 16))
             return out
-        x = self.lp(x, name + ".in16")  # autocast over 16-bit weights casts only an fp32 input
-        out = self.new(out_width, x.nbytes, out_slot, name + ".out")
-        self.tr.op(name, [x], [out], saved=[x], weight_grad_bytes=w_numel * self.grad_bytes,
-                   gemm=(x.width, out_width, split, 8 * x.nbytes))
+        xs = self._lp_parts(xs, name + ".in16")  # autocast over 16-bit weights casts only an fp32 input
+        out = self.new(out_width, xs[0].nbytes, out_slot, name + ".out")
+        self.tr.op(name, xs, [out], saved=xs, weight_grad_bytes=w_numel * self.grad_bytes,
+                   gemm=(x.width, out_width, split, 8 * xs[0].nbytes))
         return out
+
+    def _lp_parts(self, xs: list, name: str) -> list:
+        """``lp`` of a tensor given as parts (a gathered copy: its local part and its rest), one cast kernel
+        over all of them."""
+        if not self.amp or xs[0].nbytes == 2:
+            return xs
+        out = [self.new(t.width, 2, t.slot, name) for t in xs]
+        self.tr.op("to", xs, out)
+        return out
+
+    def _colwise_input(self, x: T) -> list:
+        """The input of a column-parallel linear as tensor parallelism over a Hugging Face model runs it:
+        torch's ``parallelize_module`` (DTensor). Under sequence parallelism the sequence-sharded input
+        is all-gathered (``PrepareModuleInput``/``ColwiseParallel``: Shard(1) to Replicate,
+        torch/distributed/tensor/parallel/style.py) and the linear saves that full-length copy for its
+        weight gradient (aten::mm's derivative), one copy per module input shared by the linears that
+        read it (q/k/v; gate/up; the output layer). The copy is ``x`` (the local part, slot SEQ) plus
+        its rest (slot SPG, zero without sequence parallelism). Megatron's sequence parallelism keeps
+        only the shard and gathers again in backward (layers_megatron)."""
+        if x.slot != SEQ:
+            return [x]
+        rest = self._sp_gathered.get(x.idx)
+        if rest is None:
+            rest = self.new(x.width, x.nbytes, SPG, x.name + ".sp_gathered", x.requires_grad)
+            self.tr.op("sp_all_gather", [x], [rest], kind="none")  # its time is the TP communication term
+            self._sp_gathered[x.idx] = rest
+        return [x, rest]
 
     def _frozen_linear(self, x: T, out_width, out_slot, w_numel, name, split, quant: bool) -> T:
         """A linear layer whose weight needs no gradient: autograd saves its input only for the

@@ -18,7 +18,11 @@ from planner_app.core.models.trace import EXP, ONE, SEQ, SLOTS, TP, TPS, T
 
 
 class MegatronOps(HFOps):
-    """16-bit activations (``lp``), fused kernels; fp8 saves GEMM inputs in 1 byte."""
+    """16-bit activations (``lp``), fused kernels; fp8 saves GEMM inputs in 1 byte. Sequence parallelism keeps
+    the sharded GEMM input and gathers it again in backward (Megatron-LM's
+    LinearWithGradAccumulationAndAsyncCommunication), so no gathered copy is saved."""
+
+    dtensor_sequence_gather = False
 
     def __init__(self, grad_bytes: int, fp8: bool):
         super().__init__("lp", grad_bytes)

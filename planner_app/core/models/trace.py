@@ -28,8 +28,12 @@ import numpy as np
 #   3 EXP   per token, in the experts (sharded by expert tensor parallelism)
 #   4 W     per layer, proportional to the layer's weights (sharded by TP)
 #   5 ONE   per layer, fixed
-SEQ, TP, TPS, EXP, W, ONE = range(6)
-SLOTS = 6
+#   6 SPG   per token, what an all-gather of a sequence-parallel tensor adds to its shard: the
+#           full sequence less the local part (0 without sequence parallelism). A tensor in SEQ
+#           plus its companion in SPG is the gathered full-length copy (DTensor's Shard(1) to
+#           Replicate at a ColwiseParallel input, hf_ops.HFOps.linear)
+SEQ, TP, TPS, EXP, W, ONE, SPG = range(7)
+SLOTS = 7
 
 
 def factors(tokens, seq_len, tp: int, sp: bool, etp: int = 1):
@@ -41,11 +45,12 @@ def factors(tokens, seq_len, tp: int, sp: bool, etp: int = 1):
     if np.ndim(tokens) == 0 and np.ndim(seq_len) == 0 and np.ndim(sp) == 0:
         t = float(tokens)
         seq_div = tp if sp else 1
-        return np.array([t / seq_div, t / tp, t * seq_len / tp, t / etp, 1.0 / tp, 1.0])
+        return np.array([t / seq_div, t / tp, t * seq_len / tp, t / etp, 1.0 / tp, 1.0, t - t / seq_div])
     tokens = np.asarray(tokens, dtype=float)
     seq_divs = np.where(sp, tp, 1)
     return np.stack(np.broadcast_arrays(tokens / seq_divs, tokens / tp, tokens * np.asarray(seq_len) / tp,
-                                        tokens / etp, 1.0 / np.asarray(tp, dtype=float), np.ones_like(tokens)))
+                                        tokens / etp, 1.0 / np.asarray(tp, dtype=float), np.ones_like(tokens),
+                                        tokens - tokens / seq_divs))
 
 
 class T:

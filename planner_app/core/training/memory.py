@@ -373,6 +373,22 @@ def fsdp_terms(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, lo
                      on=on, keep=on & c.no_reshard_after_forward)
 
 
+# torch's vocabulary-parallel cross-entropy (torch/distributed/tensor/parallel/loss.py, loss_parallel(),
+# what a DTensor tensor-parallel job computes its loss with: torchtitan) runs the nll and log_softmax
+# backward as one op, ``(zeros_like(x) + exp(x)) * grad``: beside the saved log_softmax output it holds
+# the zeros, their sum with exp(x) and the product, three fp32 logits shards where Hugging Face's loss
+# (nll_loss_backward, then _log_softmax_backward_data) holds two (hf_ops.cross_entropy_hf).
+LOSS_PARALLEL_EXTRA_SHARDS = 1
+
+
+def loss_parallel_bytes(model, setup: TrainingSetup, c: Layout):
+    """Bytes the vocabulary-parallel loss adds at its backward over the engine's Hugging Face loss: a
+    PyTorch (DTensor) job with tensor parallelism; the logits are sharded over the vocabulary."""
+    if setup.framework != "pytorch" or model.arch == "bert":
+        return 0.0
+    return where(c.tp > 1, LOSS_PARALLEL_EXTRA_SHARDS * model.vocab * c.tokens / c.tp * 4.0, 0.0)
+
+
 def inflight_micro_batches(c: Layout, first: bool):
     """Micro-batches whose activations the stage holds: 1F1B min(pp, micro-batches) on the
     first stage; interleaved pp(1 + (pp-1)/(pp v)) (Korthikanti et al. 2022 sec. 4.2.3)."""
@@ -449,12 +465,13 @@ def forward_moments(blocks, emb, head, head_on, mask, c: Layout, amp_cache: bool
 
 
 def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard, carry, cache, moment,
-                     fs: FsdpTerms):
-    """The backward in reverse: the loss, each block's last and first layer (they bound the
-    linear ramp), under full recomputation each layer's recompute forward first. Under FSDP the
+                     fs: FsdpTerms, loss_tp=0.0):
+    """The backward in reverse: the loss, each block's last, last but one and first layer (they
+    bound the ramp), under full recomputation each layer's recompute forward first. Under FSDP the
     root stays unsharded with its output layer's gradient, the last layer is prefetched before the
     loss's backward, and each layer after the first waits beside the previous one's reduce-scatter
-    input (FsdpTerms)."""
+    input (FsdpTerms). ``loss_tp``: what the vocabulary-parallel loss adds at its backward
+    (loss_parallel_bytes)."""
     ckpt = c.ckpt
     cache = where(ckpt, 0.0, cache)  # autocast exited: the forward's weight copies are gone
     bmask = where(ckpt, mask, 0.0)  # recomputation keeps the mask alive in its closures
@@ -463,7 +480,7 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
     if head is not None:
         ev = head.bwd
         moment("backward", head_on, act=carry, logits=ev["act"], cache=cache + ev["cache"], grads=ev["grads"],
-               temp=ev["other"] + bmask, gath=fs.root + where(fs.keep, below * fs.layer, fs.layer))
+               temp=ev["other"] + bmask + loss_tp, gath=fs.root + where(fs.keep, below * fs.layer, fs.layer))
         wg_done = where(head_on, head.wgrads * where(fs.on, 1.0, wshard), 0.0)  # the root's stays unsharded
     seen = False  # a layer's backward (and its reduce-scatter) has run
     for b, n, has in reversed(blocks):
@@ -471,7 +488,9 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
         per = where(ckpt, b.ckpt_input, b.saved - b.saved_w)
         per_w = where(ckpt, 0.0, b.saved_w)
         carry, cache = carry - n * per, cache - n * per_w  # before the block
-        for j in (maximum(n - 1, 0), 0):
+        # the block's last layer, the one before it (the first with a reduce-scatter input in flight:
+        # the level steps up there, so the ramp is linear only from it on) and its first layer
+        for j in (maximum(n - 1, 0), maximum(n - 2, 0), 0):
             grads = wg_done + (n - 1 - j) * b.wgrads * wshard
             rs = where(seen | (j < n - 1), fs.rs, 0.0)
             gath = fs.root + rs + where(fs.keep, (below + j + 1) * fs.layer, gather)
@@ -512,7 +531,7 @@ def stage_timeline(model, setup: TrainingSetup, c: Layout, first, last, profiles
     moment.start(static, earlier)
     carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment, fs)
     backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(setup, c, rb, lora), carry, cache,
-                     moment, fs)
+                     moment, fs, where(last, loss_parallel_bytes(model, setup, c), 0.0))
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, setup, rb, c, st, lora)})
     return st
