@@ -37,6 +37,10 @@ bytes, so the receiver allocates a buffer of a garbage size.
     python -m benchmarks.gpu.fake_pg_runs --suite smoke --device cpu --out r.json  # CI: 2-layer model, CPU
     FAKE_PG_SNAPSHOT=1 python -m benchmarks.gpu.fake_pg_runs --cases tp8-sp-8b --steps 4 --out r.json
         # also "peak_live": the blocks alive at the last step's peak, by allocation site
+    FAKE_PG_PROFILE=1 python -m benchmarks.gpu.fake_pg_runs --cases fsdp2-8b-w64 --out r.json
+        # also "profile": one more step under torch.profiler (GPU time by kernel, host and wall time)
+    FAKE_PG_NO_FILL=1 python -m benchmarks.gpu.fake_pg_runs --suite h200 --out r.json
+        # FSDP's collectives skip the fake backend's output fill (NO_FILL below): compute time alone
 
 Each group of cases with the same world size and measured rank runs in its own process (the fake
 group's size is fixed per process); the parent merges the records, writing the file after each group
@@ -58,7 +62,7 @@ import subprocess
 import sys
 import time
 
-from benchmarks.gpu.bench_io import command_line, write_json
+from benchmarks.gpu.bench_io import command_line, kernel_times, write_json
 from benchmarks.gpu.gpu_multi_runs import build_model, hf_config_dict, make_adamw, tp_plans
 
 UNRUNNABLE = [
@@ -295,7 +299,7 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start = torch.cuda.memory_allocated() if cuda else 0
-    times, fwd_peaks, step_peaks = [], [], []
+    times, fwd_peaks, step_peaks, host_ms = [], [], [], []
     snap = None
     for i in range(steps):
         if cuda and SNAPSHOT and i == steps - 1:  # the last step's allocations, for peak_live
@@ -304,9 +308,9 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
             torch.cuda.reset_peak_memory_stats()
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
-        else:
-            t1 = time.perf_counter()
+        t1 = time.perf_counter()
         loss = step()
+        host_ms.append((time.perf_counter() - t1) * 1e3)  # the host's own time to issue the step
         if cuda:
             e1.record()
             torch.cuda.synchronize()
@@ -317,6 +321,7 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
                 torch.cuda.memory._record_memory_history(enabled=None)
         else:
             times.append((time.perf_counter() - t1) * 1e3)
+    prof = profile_step(torch, step) if cuda and PROFILE else None
     inner = getattr(model, "module", model)
     params = list(inner.parameters())
     rec = {"total_params": total, "local_param_numel": sum(_local(p).numel() for p in params),
@@ -326,9 +331,12 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
                                         if k != "step" and torch.is_tensor(v)),
            "build_s": round(build_s, 2), "step_ms": [round(t, 3) for t in times],
            "step_ms_median": statistics.median(times[1:]) if len(times) > 1 else times[0],
+           "host_ms": [round(t, 3) for t in host_ms],
            "loss_finite": bool(torch.isfinite(_local(loss.detach()).float()).all())}
     if snap is not None:
         rec["peak_live"] = peak_live(snap)
+    if prof is not None:
+        rec["profile"] = prof
     if cuda:
         peak = max(step_peaks)
         rec.update({"peak_bytes": peak, "base_bytes": base, "start_bytes": start - base, "peak_bytes_net": peak - base,
@@ -338,6 +346,60 @@ def run_case(torch, case: dict, device: str, steps: int) -> dict:
 
 
 SNAPSHOT = os.environ.get("FAKE_PG_SNAPSHOT") == "1"  # record the last step's allocations (peak_live)
+PROFILE = os.environ.get("FAKE_PG_PROFILE") == "1"  # one more step under torch.profiler (profile)
+# FSDP's collectives skip the fake backend (FAKE_PG_NO_FILL=1): the fake group fills an all-gather's
+# output with one copy_ of the input per rank and a reduce-scatter's with one more
+# (torch/csrc/distributed/c10d/FakeProcessGroup.hpp, "emulate" NCCL's write), W kernel launches and a
+# whole layer's writes per all-gather that a real run leaves to NCCL (communication, not compute); at
+# 1,024 ranks they were most of the measured step. Allocations are the same (those copies allocate
+# nothing); the gathered values are then whatever the buffers held, so the loss may not be finite.
+NO_FILL = os.environ.get("FAKE_PG_NO_FILL") == "1"
+_SKIPPED = ("all_gather_into_tensor", "all_gather_single", "reduce_scatter_tensor", "reduce_scatter_single",
+            "all_reduce")
+
+
+def skip_collective_fill(dist) -> list:
+    """Replace torch.distributed's tensor collectives that FSDP2 calls (as ``dist.<name>`` at call time,
+    torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py) by ones that do nothing: None, or a
+    completed Work for ``async_op=True``; DTensor's functional collectives are not affected. Returns the
+    names replaced."""
+    import torch
+
+    def make(orig):
+        def skipped(*args, async_op=False, **kwargs):
+            if not async_op:
+                return None
+            fut = torch.futures.Future()
+            fut.set_result(None)
+            return torch._C._distributed_c10d._create_work_from_future(fut)
+        skipped.__wrapped__ = orig
+        return skipped
+
+    done = []
+    for name in _SKIPPED:
+        if hasattr(dist, name):
+            setattr(dist, name, make(getattr(dist, name)))
+            done.append(name)
+    return done
+
+
+def profile_step(torch, step, top: int = 40) -> dict:
+    """One more step (not among the timed ones) under torch.profiler: its wall time, the GPU time of
+    its kernels, copies and memsets (summed over streams) and the largest of them by name."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        step()
+        host = time.perf_counter() - t0
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    kt = kernel_times(prof.key_averages())
+    rows = sorted(([k, round(v[0], 3), int(v[1])] for k, v in kt.items()), key=lambda r: -r[1])
+    return {"wall_ms": round(wall * 1e3, 3), "host_ms": round(host * 1e3, 3),
+            "gpu_ms": round(sum(v[0] for v in kt.values()), 3), "gpu_launches": int(sum(v[1] for v in kt.values())),
+            "kernels": rows[:top]}
 
 
 def _site(frames) -> str:
@@ -391,9 +453,12 @@ def worker(names: list, device: str, steps: int, out: str) -> int:
         del a
         torch.cuda.synchronize()
     dist.init_process_group("fake", rank=rank, world_size=world, store=FakeStore())
+    skipped = skip_collective_fill(dist) if NO_FILL else []
     recs = []
     for c in cases:
         rec = {k: v for k, v in c.items() if k != "overrides"}
+        if skipped:
+            rec["collectives_skipped"] = skipped
         if c.get("overrides"):
             rec["overrides"] = c["overrides"]
         try:
