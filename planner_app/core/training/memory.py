@@ -373,6 +373,15 @@ def fsdp_terms(model, setup: TrainingSetup, rb, c: Layout, first: bool, last, lo
                      on=on, keep=on & c.no_reshard_after_forward)
 
 
+def dtensor_tp(model, setup: TrainingSetup, c: Layout):
+    """1.0 where tensor parallelism is DTensor's (torch's parallelize_module with torchtitan's Llama plan: a
+    PyTorch job, tp > 1), else 0.0: the terms below are what its ops allocate beyond the engine's
+    Megatron-like layers."""
+    if setup.framework != "pytorch" or model.arch == "bert":
+        return 0.0
+    return where(c.tp > 1, 1.0, 0.0)
+
+
 # torch's vocabulary-parallel cross-entropy (torch/distributed/tensor/parallel/loss.py, loss_parallel(),
 # what a DTensor tensor-parallel job computes its loss with: torchtitan) runs the nll and log_softmax
 # backward as one op, ``(zeros_like(x) + exp(x)) * grad``: beside the saved log_softmax output it holds
@@ -384,9 +393,18 @@ LOSS_PARALLEL_EXTRA_SHARDS = 1
 def loss_parallel_bytes(model, setup: TrainingSetup, c: Layout):
     """Bytes the vocabulary-parallel loss adds at its backward over the engine's Hugging Face loss: a
     PyTorch (DTensor) job with tensor parallelism; the logits are sharded over the vocabulary."""
-    if setup.framework != "pytorch" or model.arch == "bert":
-        return 0.0
-    return where(c.tp > 1, LOSS_PARALLEL_EXTRA_SHARDS * model.vocab * c.tokens / c.tp * 4.0, 0.0)
+    return dtensor_tp(model, setup, c) * LOSS_PARALLEL_EXTRA_SHARDS * model.vocab * c.tokens / c.tp * 4.0
+
+
+def embedding_full_grad_factor(model, setup: TrainingSetup, c: Layout):
+    """How many local embedding gradients the embedding's backward holds beside its own under DTensor
+    tensor parallelism: ``tp`` (the whole vocabulary's), else 0. The embedding is vocabulary-sharded
+    (RowwiseParallel, weight Shard(0)), but DTensor has no row-wise strategy for its backward
+    (torch/distributed/tensor/_ops/_embedding_ops.py, embedding_dense_backward_strategy: all-replicate,
+    column-wise, batch, partial), so embedding_dense_backward runs replicated and returns the gradient of the
+    whole vocab x hidden table; redistributing it to the weight's Shard(0) copies out the local rows
+    (placement_types.py, Shard._select_split_tensor) while the full one is still alive."""
+    return dtensor_tp(model, setup, c) * c.tp
 
 
 def inflight_micro_batches(c: Layout, first: bool):
@@ -465,13 +483,14 @@ def forward_moments(blocks, emb, head, head_on, mask, c: Layout, amp_cache: bool
 
 
 def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard, carry, cache, moment,
-                     fs: FsdpTerms, loss_tp=0.0):
+                     fs: FsdpTerms, loss_tp=0.0, emb_full=0.0):
     """The backward in reverse: the loss, each block's last, last but one and first layer (they
     bound the ramp), under full recomputation each layer's recompute forward first. Under FSDP the
     root stays unsharded with its output layer's gradient, the last layer is prefetched before the
     loss's backward, and each layer after the first waits beside the previous one's reduce-scatter
     input (FsdpTerms). ``loss_tp``: what the vocabulary-parallel loss adds at its backward
-    (loss_parallel_bytes)."""
+    (loss_parallel_bytes); ``emb_full``: local embedding gradients the embedding's backward holds
+    beside its own (embedding_full_grad_factor)."""
     ckpt = c.ckpt
     cache = where(ckpt, 0.0, cache)  # autocast exited: the forward's weight copies are gone
     bmask = where(ckpt, mask, 0.0)  # recomputation keeps the mask alive in its closures
@@ -504,7 +523,7 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
         seen = seen | has
     if emb is not None:
         ev = emb.bwd
-        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"],
+        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"] + emb_full * ev["grads"],
                gath=fs.root + where(seen, fs.rs, 0.0))
 
 
@@ -531,7 +550,8 @@ def stage_timeline(model, setup: TrainingSetup, c: Layout, first, last, profiles
     moment.start(static, earlier)
     carry, cache = forward_moments(blocks, emb, head, last, mask, c, amp_cache, gather, moment, fs)
     backward_moments(blocks, emb, head, last, mask, c, gather, weight_grad_share(setup, c, rb, lora), carry, cache,
-                     moment, fs, where(last, loss_parallel_bytes(model, setup, c), 0.0))
+                     moment, fs, where(last, loss_parallel_bytes(model, setup, c), 0.0),
+                     embedding_full_grad_factor(model, setup, c))
     moment.optimizer_step({**static, "gradients": st["gradients"],
                            "optimizer_temporaries": optimizer_temporaries(model, setup, rb, c, st, lora)})
     return st
