@@ -523,7 +523,7 @@ def backward_moments(blocks, emb, head, head_on, mask, c: Layout, gather, wshard
         seen = seen | has
     if emb is not None:
         ev = emb.bwd
-        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"] + emb_full * ev["grads"],
+        moment("backward", True, act=ev["act"], grads=wg_done + ev["grads"], temp=ev["other"] + emb_full * emb.wgrads,
                gath=fs.root + where(seen, fs.rs, 0.0))
 
 
