@@ -41,6 +41,7 @@ bytes, so the receiver allocates a buffer of a garbage size.
         # also "profile": one more step under torch.profiler (GPU time by kernel, host and wall time)
     FAKE_PG_NO_FILL=1 python -m benchmarks.gpu.fake_pg_runs --suite h200 --out r.json
         # FSDP's collectives skip the fake backend's output fill (NO_FILL below): compute time alone
+        # on a GPU every case also records dispatch_us_per_op: the probe's host-speed test, run just before it
 
 Each group of cases with the same world size and measured rank runs in its own process (the fake
 group's size is fixed per process); the parent merges the records, writing the file after each group
@@ -395,11 +396,20 @@ def profile_step(torch, step, top: int = 40) -> dict:
         host = time.perf_counter() - t0
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
-    kt = kernel_times(prof.key_averages())
+    avg = prof.key_averages()
+    kt = kernel_times(avg)
     rows = sorted(([k, round(v[0], 3), int(v[1])] for k, v in kt.items()), key=lambda r: -r[1])
+    # where the host's time goes: the ops by their own CPU time, and the framework's labelled regions
+    # (FSDP2's record_function names, the optimizer step) by their total
+    cpu = [e for e in avg if e.device_type.name == "CPU"]
+    by_self = sorted(cpu, key=lambda e: -e.self_cpu_time_total)[:top]
+    regions = sorted((e for e in cpu if any(t in e.key for t in ("FSDP", "Optimizer", "checkpoint", "DTensor"))),
+                     key=lambda e: -e.cpu_time_total)[:top]
     return {"wall_ms": round(wall * 1e3, 3), "host_ms": round(host * 1e3, 3),
             "gpu_ms": round(sum(v[0] for v in kt.values()), 3), "gpu_launches": int(sum(v[1] for v in kt.values())),
-            "kernels": rows[:top]}
+            "kernels": rows[:top],
+            "cpu_self_ms": [[e.key, round(e.self_cpu_time_total / 1e3, 3), int(e.count)] for e in by_self],
+            "cpu_regions_ms": [[e.key, round(e.cpu_time_total / 1e3, 3), int(e.count)] for e in regions]}
 
 
 def _site(frames) -> str:
@@ -435,6 +445,14 @@ def peak_live(snap: dict, top: int = 25) -> list:
     return [[b, n, k] for k, (b, n) in sorted(sites.items(), key=lambda kv: -kv[1][0])[:top]]
 
 
+def host_dispatch_us() -> float:
+    """Microseconds of host time per eager op, the probe's own test (planner_app.probe.bench.TorchBackend
+    .dispatch, what a calibration profile scales the engine's launch_s by): median of 7 rounds."""
+    from planner_app.probe.bench import TorchBackend
+
+    return round(statistics.median(TorchBackend().dispatch(7)) * 1e6, 3)
+
+
 def worker(names: list, device: str, steps: int, out: str) -> int:
     """Run ``names`` (one world size and rank) in this process; write their records to ``out``."""
     import torch
@@ -457,6 +475,8 @@ def worker(names: list, device: str, steps: int, out: str) -> int:
     recs = []
     for c in cases:
         rec = {k: v for k, v in c.items() if k != "overrides"}
+        if device == "cuda":  # the host's speed as the probe measures it, next to each case's step times
+            rec["dispatch_us_per_op"] = host_dispatch_us()
         if skipped:
             rec["collectives_skipped"] = skipped
         if c.get("overrides"):

@@ -10,10 +10,18 @@ runs it on the host.
    profiler, the number of GPU kernels it launches. Modules: Linear under ColwiseParallel (input
    Replicate; input Shard(1), sequence parallel), RowwiseParallel (output Replicate; output Shard(1)),
    Hugging Face's LlamaRMSNorm under SequenceParallel, a whole LlamaDecoderLayer under the plan
-   without and with sequence parallelism (the check that the modules add up).
+   without and with sequence parallelism (the check that the modules add up), each also under
+   non-reentrant checkpointing, and the layer under FSDP2 (fully_shard over all ranks; with TP + SP
+   over a (2, world / 2) mesh).
 2. ``cpu_adamw``: torch.optim.AdamW on CPU tensors (bf16 and fp32, fused as the fake-PG offload runs
    configure it, and foreach), one large tensor and a Llama-3.1-8B shard's tensor sizes; elements
    per second of ``step()``, with the host's core count.
+3. ``dispatch``: the probe's own host-speed test (planner_app.probe.bench.TorchBackend.dispatch, what a
+   calibration profile scales the engine's launch_s by), five medians, so that the other parts and any
+   runs of the same session can be set against the host they ran on.
+4. ``pcie``: copies between the GPU and the host as CPUOffloadPolicy makes them: host to device from
+   pinned memory, device to host into pinned and into pageable memory, one large tensor and a layer's
+   worth of a Llama-3.1-8B shard's tensors issued ``non_blocking``; GB/s.
 
     python -m benchmarks.gpu.gpu_host_costs --out host_costs.json [--worlds 2,4,8] [--reps 200]
 """
@@ -62,6 +70,19 @@ def _kernels(torch, fn) -> int:
         fn()
         _sync(torch)
     return sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+
+
+class Checkpointed:
+    """A module's call under torch.utils.checkpoint (use_reentrant=False), as Hugging Face's
+    gradient_checkpointing_enable runs each decoder layer."""
+
+    def __init__(self, torch, module):
+        self.torch, self.module = torch, module
+
+    def __call__(self, x, **kw):
+        from torch.utils.checkpoint import checkpoint
+
+        return checkpoint(self.module, x, use_reentrant=False, **kw)
 
 
 def dtensor_cases(torch, world: int, reps: int) -> list[dict]:
@@ -126,16 +147,33 @@ def dtensor_cases(torch, world: int, reps: int) -> list[dict]:
     run_case("rmsnorm", LlamaRMSNorm(h).to(dev, dt), x_full)
     run_case("rmsnorm_sp", parallelize_module(LlamaRMSNorm(h).to(dev, dt), mesh, SequenceParallel()), x_shard)
     rope = LlamaRotaryEmbedding(cfg).to(dev)
-    for sp in (None, False, True):
+    pos = torch.arange(tokens, device=dev)[None]
+    layer_kw = {"position_embeddings": rope(torch.zeros(1, tokens, h, device=dev, dtype=dt), pos),
+                "attention_mask": None, "position_ids": pos}
+    for ckpt in (False, True):  # Trainer's gradient checkpointing: non-reentrant torch.utils.checkpoint
+        for sp in (None, False, True):
+            layer = LlamaDecoderLayer(cfg, 0).to(dev, dt)
+            if sp is not None:
+                _, plan = tp_plans(sp)
+                parallelize_module(layer, mesh, plan)
+            name = ("decoder_layer" if sp is None else ("decoder_layer_tp_sp" if sp else "decoder_layer_tp")) + (
+                "_ckpt" if ckpt else "")
+            run_case(name, Checkpointed(torch, layer) if ckpt else layer, x_shard if sp else x_full, layer_kw)
+    # FSDP2 over the layer (its root): plain over all ranks, and over the data-parallel half of a
+    # (2, world / 2) mesh whose other dimension is the layer's tensor and sequence parallelism
+    from torch.distributed.fsdp import fully_shard
+
+    layer = LlamaDecoderLayer(cfg, 0).to(dev, dt)
+    fully_shard(layer, mesh=mesh)
+    run_case("decoder_layer_fsdp2", layer, x_full, layer_kw)
+    if world >= 4:
+        mesh2 = init_device_mesh(dev, (2, world // 2), mesh_dim_names=("dp", "tp"))
         layer = LlamaDecoderLayer(cfg, 0).to(dev, dt)
-        if sp is not None:
-            _, plan = tp_plans(sp)
-            parallelize_module(layer, mesh, plan)
-        pos = torch.arange(tokens, device=dev)[None]
-        cos_sin = rope(torch.zeros(1, tokens, h, device=dev, dtype=dt), pos)
-        name = "decoder_layer" if sp is None else ("decoder_layer_tp_sp" if sp else "decoder_layer_tp")
-        run_case(name, layer, x_shard if sp else x_full,
-                 {"position_embeddings": cos_sin, "attention_mask": None, "position_ids": pos})
+        _, plan = tp_plans(True)
+        parallelize_module(layer, mesh2["tp"], plan)
+        fully_shard(layer, mesh=mesh2["dp"])
+        run_case(f"decoder_layer_tp{world // 2}_sp_fsdp2", layer,
+                 lambda: torch.randn(1, tokens // (world // 2), h, device=dev, dtype=dt, requires_grad=True), layer_kw)
     dist.destroy_process_group()
     return rows
 
@@ -171,13 +209,54 @@ def cpu_adamw_cases(torch, reps: int) -> list[dict]:
     return rows
 
 
+def dispatch_cases(torch, repeats: int = 5) -> dict:
+    from planner_app.probe.bench import TorchBackend
+
+    if not torch.cuda.is_available():
+        return {}
+    meds = [statistics.median(TorchBackend().dispatch(7)) * 1e6 for _ in range(repeats)]
+    return {"us_per_op_medians": [round(m, 3) for m in meds], "us_per_op": round(statistics.median(meds), 3)}
+
+
+def pcie_cases(torch, reps: int = 5) -> list[dict]:
+    if not torch.cuda.is_available():
+        return []
+    rows = []
+    big = [512 * 2**20]  # 1 GiB of bf16
+    layer = [n // 8 for n in (4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096,
+                              4096 * 14336, 4096, 4096)] * 8  # 8 layers of an 8-rank Llama-3.1-8B shard
+    for set_name, sizes in (("one-1GiB", big), ("llama-3.1-8b/8 x8 layers", layer)):
+        dev = [torch.empty(n, dtype=torch.bfloat16, device="cuda") for n in sizes]
+        nbytes = sum(t.numel() * 2 for t in dev)
+        for kind in ("h2d_pinned", "d2h_pinned", "d2h_pageable"):
+            host = [torch.empty(n, dtype=torch.bfloat16, pin_memory=kind != "d2h_pageable") for n in sizes]
+            times = []
+            for r in range(reps + 1):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for h, d in zip(host, dev):
+                    if kind == "h2d_pinned":
+                        d.copy_(h, non_blocking=True)
+                    else:
+                        h.copy_(d, non_blocking=True)
+                torch.cuda.synchronize()
+                if r:
+                    times.append(time.perf_counter() - t0)
+            s_ = statistics.median(times)
+            rows.append({"set": set_name, "kind": kind, "tensors": len(sizes), "bytes": nbytes,
+                         "ms": round(s_ * 1e3, 3), "gb_s": round(nbytes / s_ / 1e9, 2)})
+            del host
+        del dev
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--worlds", default="2,4,8")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--adamw-reps", type=int, default=5)
-    ap.add_argument("--part", choices=("all", "dtensor", "cpu_adamw", "_world"), default="all")
+    ap.add_argument("--part", choices=("all", "dtensor", "cpu_adamw", "dispatch", "pcie", "_world"), default="all")
     ap.add_argument("--world", type=int, default=0)
     a = ap.parse_args(argv)
     import torch
@@ -196,7 +275,10 @@ def main(argv=None) -> int:
         info["transformers"] = transformers.__version__
     except ImportError:
         pass
-    out = {"info": info, "dtensor": [], "cpu_adamw": []}
+    out = {"info": info, "dtensor": [], "cpu_adamw": [], "dispatch": {}, "pcie": []}
+    if a.part in ("all", "dispatch"):
+        out["dispatch"] = dispatch_cases(torch)
+        write_json(a.out, out)
     if a.part in ("all", "dtensor"):
         for w in (int(v) for v in a.worlds.split(",")):
             tmp = f"{a.out}.w{w}.json"
@@ -206,8 +288,13 @@ def main(argv=None) -> int:
                 out["dtensor"] += json.load(f)
             os.remove(tmp)
             write_json(a.out, out)
+    if a.part in ("all", "pcie"):
+        out["pcie"] = pcie_cases(torch)
+        write_json(a.out, out)
     if a.part in ("all", "cpu_adamw"):
         out["cpu_adamw"] = cpu_adamw_cases(torch, a.adamw_reps)
+    if a.part in ("all", "dispatch"):  # again at the end: the host's speed may drift within a session
+        out["dispatch_end"] = dispatch_cases(torch)
     write_json(a.out, out)
     return 0
 
