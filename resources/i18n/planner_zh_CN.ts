@@ -99,6 +99,10 @@
         <translation>数据并行通信（未掩盖）</translation>
     </message>
     <message>
+        <source>CPU offload transfers (PCIe)</source>
+        <translation>CPU 卸载传输（PCIe）</translation>
+    </message>
+    <message>
         <source>optimizer step</source>
         <translation>优化器更新</translation>
     </message>
@@ -625,6 +629,14 @@
     <message>
         <source>reshard_after_forward=False: every layer stays gathered from its forward to its backward, which all-gathers nothing</source>
         <translation>reshard_after_forward=False：每一层从前向到反向一直保持聚合，反向不再做 all-gather</translation>
+    </message>
+    <message>
+        <source>tensor parallelism as torch&apos;s parallelize_module (DTensor, torchtitan&apos;s Llama plan, loss_parallel): each layer takes at least DTensor&apos;s host time, {fwd_ms:.1f} ms forward and {bwd_ms:.1f} ms backward for a Llama layer on the reference host, scaled by the host&apos;s dispatch speed (probe calibration)</source>
+        <translation>张量并行按 torch 的 parallelize_module 计算（DTensor、torchtitan 的 Llama 方案、loss_parallel）：每层至少耗费 DTensor 的主机时间，在参考主机上一个 Llama 层前向 {fwd_ms:.1f} ms、反向 {bwd_ms:.1f} ms，并按主机的分发速度缩放（探测校准）</translation>
+    </message>
+    <message>
+        <source>CPU offload: the optimizer steps this GPU&apos;s shard on the host at {rate:.3g} elements/s ({impl} AdamW on a 16-core host) and the shards cross PCIe at {pcie:g} GB/s, neither overlapped with the GPU&apos;s work</source>
+        <translation>CPU 卸载：优化器在主机上以每秒 {rate:.3g} 个元素更新本 GPU 的分片（16 核主机上的 {impl} AdamW），分片经 PCIe 以 {pcie:g} GB/s 传输，两者都不与 GPU 的工作重叠</translation>
     </message>
     <message>
         <source>selective recomputation as Megatron defines it: attention scores recomputed in backward</source>

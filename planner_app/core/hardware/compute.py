@@ -132,6 +132,52 @@ MASKED_ATTENTION_SPEED = 0.6
 # fitted to the single-GPU Hugging Face runs on the H200; fused frameworks: launch latency only.
 FRAMEWORK_LAUNCH_S = {"pytorch": 22e-6, "deepspeed": 22e-6, "megatron": 4e-6}
 
+# DTensor tensor parallelism (torch's parallelize_module, torchtitan's Llama plan) on the host: one Llama
+# decoder layer's host time, (forward, backward) seconds, without and with sequence parallelism, the
+# median over 2, 4 and 8 ranks (benchmarks/gpu/gpu_host_costs.py part "dtensor", hidden 256 so that only
+# the host counts; tests/data/host_costs2_h200.json: forward 3148/3085/2977 us, forward + backward
+# 10127/10948/10880 us; with SequenceParallel norms and PrepareModuleInput's all-gathers 3741/3661/6612
+# and 11048/12066/13965). The same layer without DTensor took 684-746 us and 3456-4111 us: DTensor's
+# per-op sharding propagation, redistribution and wrapping in Python, forward and autograd, is the rest.
+DTENSOR_LAYER_HOST_S = {False: (3085e-6, 7862e-6), True: (3741e-6, 7353e-6)}
+# That session's host speed, the probe's dispatch test (bench.py TorchBackend.dispatch) at its start and
+# end (8.68 and 9.84 us per op, the same file), and the reference host the eager launch_s was measured on
+# (probe/calibration.py REFERENCE_DISPATCH_US_PER_OP): the layer times are taken to the reference host by
+# their ratio, and to the estimate's host as launch_s is (a probe profile's dispatch calibration).
+DTENSOR_HOST_DISPATCH_US, REFERENCE_HOST_DISPATCH_US = (8.68 + 9.84) / 2, 9.1
+# The engine's own kernels of that Llama decoder layer (forward, backward: layer_kernels of its profile):
+# a DTensor layer of another shape costs the measured time per kernel of its own.
+DTENSOR_LAYER_KERNELS = (30, 37)
+# Non-reentrant checkpointing (torch.utils.checkpoint, use_reentrant=False: Trainer's gradient
+# checkpointing) costs the host this much per layer beyond the recompute forward itself: its saved-tensor
+# hooks and the recompute's bookkeeping. Measured as a share of the same layer's forward + backward,
+# plain eager, in one session (tests/data/host_costs3_h200.json, decoder_layer_ckpt - decoder_layer -
+# its forward, over decoder_layer: 0.82, 0.88, 0.97 at 2, 4, 8 ranks), times that layer's forward +
+# backward in the session above (host_costs2: 4111, 3521, 3456 us; the median): the sessions' hosts
+# differ, a ratio within one carries over.
+CHECKPOINT_LAYER_HOST_S = 0.88 * 3521e-6
+
+
+def dtensor_kernel_host_s(sequence_parallel, eff: Efficiency):
+    """(forward, backward, checkpointing) host seconds per engine kernel of a layer under DTensor tensor
+    parallelism, on the host ``eff`` describes (its launch_s against the eager framework's default); the
+    last is what non-reentrant checkpointing adds per kernel of the layer (forward and backward)."""
+    host = eff.launch_s / FRAMEWORK_LAUNCH_S["pytorch"] * REFERENCE_HOST_DISPATCH_US / DTENSOR_HOST_DISPATCH_US
+    (f0, b0), (f1, b1) = DTENSOR_LAYER_HOST_S[False], DTENSOR_LAYER_HOST_S[True]
+    nf, nb = DTENSOR_LAYER_KERNELS
+    return (where(sequence_parallel, f1, f0) / nf * host, where(sequence_parallel, b1, b0) / nb * host,
+            CHECKPOINT_LAYER_HOST_S / (nf + nb) * host)
+
+
+def layer_kernels(profile) -> tuple:
+    """(forward, backward) kernels the engine charges a layer: one per GEMM forward and per gradient
+    GEMM, the fused attention's forward and backward (eager attention: two batched GEMMs forward and
+    four backward), one per memory-bound op each way."""
+    fwd = len(profile.gemms) + (1 if profile.attn_flops else 0) + (2 if profile.bmm_flops else 0) + len(profile.mem_ops)
+    bwd = (sum(g[4] if len(g) > 4 else 2 for g in profile.gemms) + (1 if profile.attn_flops else 0)
+           + (4 if profile.bmm_flops else 0) + len(profile.mem_ops))
+    return fwd, bwd
+
 
 def gpu_family(gpu) -> str:
     n = (gpu.id + " " + gpu.name).lower()
@@ -245,12 +291,14 @@ def _column(v, like):
 
 
 def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_default: int, head_dim: int,
-               recompute, factors_vec: np.ndarray, causal: bool = True):
+               recompute, factors_vec: np.ndarray, causal: bool = True, host_kernel_s=(0.0, 0.0, 0.0)):
     """(forward, backward incl. weight gradients, recomputation) seconds of one layer for one
     micro-batch on one GPU. Array-generic: Python numbers for the single estimate (the result
     is Python floats) or one column per configuration for the search; ``recompute`` is a
     ``RECOMPUTE_CODES`` value (0 none, 1 selective, 2 full) or a column of them and
-    ``factors_vec`` the slot factors (``trace.factors``) of the same shape."""
+    ``factors_vec`` the slot factors (``trace.factors``) of the same shape. ``host_kernel_s``: (forward,
+    backward, checkpointing) host seconds per kernel of a layer the host issues slower than eager PyTorch
+    (``dtensor_kernel_host_s``), the layer's floor: its GPU work waits for the host's."""
     vec = is_array(tokens)
     top, align = (np.maximum, alignment_speed) if vec else (max, _alignment_speed_of)
     floor = eff.launch_s
@@ -318,8 +366,15 @@ def layer_time(profile, gpu, eff: Efficiency, tokens, seq_len, tp, gemm_bits_def
             mem_f, mem_b, score_f = float(mem_f), float(mem_b), float(score_f)
     fwd = fwd + (attn_f + mem_f)
     bwd = bwd + (attn_b + mem_b)
+    host_f, host_b, host_ckpt = host_kernel_s
     # full: the whole forward again; selective: the attention core (its matmuls and the score-sized ops)
     rec = where(recompute == 2, fwd, where(recompute == 1, attn_f + score_f, 0.0))
+    if not (np.ndim(host_f) == 0 and host_f == 0):  # a host-bound layer: its kernels wait for the host
+        nf, nb = layer_kernels(profile)
+        fwd, bwd = np.maximum(fwd, nf * host_f), np.maximum(bwd, nb * host_b)
+        rec = where(recompute == 2, np.maximum(rec, nf * host_f + (nf + nb) * host_ckpt), rec)
+        if not vec:
+            fwd, bwd, rec = float(fwd), float(bwd), float(rec)
     return fwd, bwd, rec
 
 
@@ -398,4 +453,25 @@ def optimizer_step_s(params_local, optimizer: str, rb, framework: str, gpu, eff:
         per = 12 * 4
     bw = gpu.mem_bw_gb_s * 1e9 * eff.bw_elementwise * factor
     return where(params_local > 0, params_local * per / bw + OPTIMIZER_STEP_LAUNCHES * eff.launch_s, 0.0)
+
+
+# AdamW's step on the host, as CPU offload runs it (FSDP2's CPUOffloadPolicy: the sharded parameters,
+# gradients and states live on the CPU and the optimizer steps them there; ZeRO-Offload likewise), in
+# elements per second by torch.optim implementation and by the bytes of the parameters stepped: a
+# Llama-3.1-8B shard over 8 ranks (291 tensors, 1.0e9 elements) on the H200 machine's 16-core Xeon
+# (benchmarks/gpu/gpu_host_costs.py part "cpu_adamw", tests/data/host_costs2_h200.json). "foreach" is
+# also the for-loop's rate: on CPU tensors (and on DTensors, which split a foreach op per tensor) both
+# run one op per tensor; an FSDP2 offload step over DTensor shards took 524 ms for those 1.0e9
+# elements, the foreach rate's 567 (tests/data/fake_pg_profile2_h200.json). DeepSpeed's CPU Adam is a
+# fused vectorised kernel: taken at torch's fused rate (not measured here).
+HOST_ADAMW_ELEMENTS_PER_S = {("fused", 2): 6.41e9, ("fused", 4): 3.73e9,
+                             ("foreach", 2): 1.77e9, ("foreach", 4): 1.16e9}
+
+
+def host_optimizer_step_s(params_local, impl: str, framework: str, state_bytes: int):
+    """The optimizer step of ``params_local`` parameters on the host (HOST_ADAMW_ELEMENTS_PER_S; other
+    optimizers at AdamW's rate: their element work is no larger)."""
+    kind = "fused" if impl == "fused" or framework == "deepspeed" else "foreach"
+    rate = HOST_ADAMW_ELEMENTS_PER_S[(kind, 4 if state_bytes >= 4 else 2)]
+    return where(params_local > 0, params_local / rate, 0.0)
 

@@ -15,7 +15,7 @@ from planner_app.core.models.flops import training_flops_per_token
 from planner_app.core.models.trace import factors
 from planner_app.core.plans.sweep import columns, profile_variants, size
 from planner_app.core.training.setup import Layout, TrainingSetup, recipe_bytes
-from planner_app.core.training.timing import part_times, step_breakdown
+from planner_app.core.training.timing import host_kernel_s, part_times, step_breakdown
 
 
 def step_time_columns(model, hw, setup: TrainingSetup, layout: Layout) -> dict:
@@ -33,7 +33,8 @@ def step_time_columns(model, hw, setup: TrainingSetup, layout: Layout) -> dict:
     # the profiles' work (GEMMs, attention, memory-bound ops) is the same with and without
     # selective recomputation, which only changes what is kept: the recompute codes decide
     variants, choose = profile_variants(model, rb, setup, seq, False, lora)
-    per_variant = {key: part_times(model, prof, gpu, eff, rb, c.tokens, seq, cp, tp, f, c.recompute_code)
+    host = host_kernel_s(model, setup, c, eff)
+    per_variant = {key: part_times(model, prof, gpu, eff, rb, c.tokens, seq, cp, tp, f, c.recompute_code, host)
                    for key, prof in variants.items()}
     times = {part: per_variant[(False, False)][part] and tuple(
         choose({key: t[part][i] for key, t in per_variant.items()}) for i in range(3))

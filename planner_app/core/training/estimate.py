@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from planner_app.core.hardware.compute import DTENSOR_LAYER_HOST_S, HOST_ADAMW_ELEMENTS_PER_S
 from planner_app.core.hardware.fit import add_margin
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES, NVML_CAPACITY_FACTOR
@@ -33,7 +34,7 @@ from planner_app.core.training.states import (
     FRAGMENTATION_RECOMPUTE,
     allocator_reserve_fraction,
 )
-from planner_app.core.training.timing import StepTime, step_time
+from planner_app.core.training.timing import StepTime, pcie_gb_s, step_time
 
 # A GPU without a board power in the spec data is charged as an H100 SXM (700 W) for energy
 DEFAULT_TDP_W = 700.0
@@ -361,6 +362,22 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
         if plan.zero == 3 and plan.no_reshard_after_forward:
             a.append(Text(QT_TRANSLATE_NOOP("Engine", "reshard_after_forward=False: every layer stays gathered from "
                                                       "its forward to its backward, which all-gathers nothing")))
+    if setup.framework == "pytorch" and plan.tp > 1 and model.arch != "bert":
+        (f0, b0), (f1, b1) = DTENSOR_LAYER_HOST_S[False], DTENSOR_LAYER_HOST_S[True]
+        sp = plan.sequence_parallel
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "tensor parallelism as torch's parallelize_module (DTensor, "
+                                                  "torchtitan's Llama plan, loss_parallel): each layer takes at least "
+                                                  "DTensor's host time, {fwd_ms:.1f} ms forward and {bwd_ms:.1f} ms "
+                                                  "backward for a Llama layer on the reference host, scaled by the "
+                                                  "host's dispatch speed (probe calibration)"),
+                      fwd_ms=(f1 if sp else f0) * 1e3, bwd_ms=(b1 if sp else b0) * 1e3))
+    if setup.offload != "none":
+        impl = "fused" if setup.optimizer_impl == "fused" or setup.framework == "deepspeed" else "foreach"
+        a.append(Text(QT_TRANSLATE_NOOP("Engine", "CPU offload: the optimizer steps this GPU's shard on the host at "
+                                                  "{rate:.3g} elements/s ({impl} AdamW on a 16-core host) and the "
+                                                  "shards cross PCIe at {pcie:g} GB/s, neither overlapped with the "
+                                                  "GPU's work"),
+                      rate=HOST_ADAMW_ELEMENTS_PER_S[(impl, 2)], impl=impl, pcie=pcie_gb_s(hw.gpu.pcie_gen)))
     if plan.recompute == "selective" and setup.framework != "megatron":
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "selective recomputation as Megatron defines it: attention scores "
                                                   "recomputed in backward")))

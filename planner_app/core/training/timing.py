@@ -120,22 +120,34 @@ def _layer_times(model, gpu, eff, setup: TrainingSetup, c: Layout, rb, lora) -> 
     prof = model_profiles(model, rb.act_kind, rb.grad, setup.attention, setup.framework,
                           window_mask(model, setup.seq_len), c.selective, setup.recipe == "fp8", lora)
     f = factors(c.tokens, setup.seq_len, c.tp, c.sequence_parallel, c.tp)
-    return part_times(model, prof, gpu, eff, rb, c.tokens, setup.seq_len, c.cp, c.tp, f, c.recompute_code)
+    return part_times(model, prof, gpu, eff, rb, c.tokens, setup.seq_len, c.cp, c.tp, f, c.recompute_code,
+                      host_kernel_s(model, setup, c, eff))
 
 
-def part_times(model, prof, gpu, eff, rb, tokens, seq, cp, tp, f, recompute) -> dict:
+def host_kernel_s(model, setup: TrainingSetup, c: Layout, eff):
+    """(forward, backward, checkpointing) host seconds per kernel of a layer issued through DTensor's tensor
+    parallelism (memory.dtensor_tp; compute.dtensor_kernel_host_s), zeros where the layers are eager PyTorch's or a
+    fused framework's."""
+    on = memory.dtensor_tp(model, setup, c)
+    if np.ndim(on) == 0 and on == 0:
+        return 0.0, 0.0, 0.0
+    f, b, ckpt = compute.dtensor_kernel_host_s(c.sequence_parallel, eff)
+    return on * f, on * b, on * ckpt
+
+
+def part_times(model, prof, gpu, eff, rb, tokens, seq, cp, tp, f, recompute, host=(0.0, 0.0, 0.0)) -> dict:
     """(fwd, bwd, recompute) seconds per layer and micro-batch of each part, or None for a
     part the model lacks; array-generic (``compute.layer_time``). Context parallelism splits
     the queries; every query still attends to the whole sequence (ring attention), so
     attention FLOPs use the full length; embedding and head see the local tokens and are
-    not recomputed."""
+    not recomputed. ``host``: (forward, backward, checkpointing) host seconds per kernel (``host_kernel_s``)."""
     head_dim = model.head_dim if model.arch != "deepseek" else model.qk_nope_dim + model.qk_rope_dim
     out = {}
     for part, seq_attn, rec in (("dense", seq, recompute), ("moe", seq, recompute),
                                 ("embed", seq / cp, 0), ("head", seq / cp, 0)):
         p = getattr(prof, part)
         out[part] = p and compute.layer_time(p, gpu, eff, tokens, seq_attn, tp, rb.gemm_bits, head_dim, rec, f,
-                                             model.arch != "bert")
+                                             model.arch != "bert", host)
     return out
 
 
@@ -274,14 +286,31 @@ def exposed_traffic(c: Layout, setup: TrainingSetup, dp_comm, gather, t_mb, comp
 
 
 def optimizer_s(c: Layout, setup: TrainingSetup, params, rb, gpu, eff, tensors):
-    """The optimizer step over this GPU's (ZeRO-sharded) parameters; none on the GPU under
-    ZeRO-Offload. ``tensors``: the trainable parameter tensors of the model (a pipeline stage holds
-    its share)."""
-    if setup.offload != "none":
-        return 0.0
+    """The optimizer step over this GPU's (ZeRO-sharded) parameters: on the GPU, or on the host under
+    CPU offload (compute.host_optimizer_step_s: FSDP2's CPUOffloadPolicy and ZeRO-Offload step the
+    offloaded shard there, and the next step waits for it). ``tensors``: the trainable parameter
+    tensors of the model (a pipeline stage holds its share)."""
     local = params / where(c.zero >= 1, c.s_dense, 1)
+    if setup.offload != "none":
+        return compute.host_optimizer_step_s(local, setup.optimizer_impl, setup.framework, rb.state)
     return compute.optimizer_step_s(local, setup.optimizer, rb, setup.framework, gpu, eff, setup.optimizer_impl,
                                     tensors / c.pp)
+
+
+def offload_transfer_s(c: Layout, setup: TrainingSetup, params, rb, gpu):
+    """Host-device traffic of CPU offload per step, over PCIe (PCIE_GB_S), not overlapped: this GPU's
+    shard of the parameters comes in at each gather under ZeRO-3/FSDP or parameter offload (twice per micro-batch, once
+    with the gathered layers kept to the backward: FSDP2's all_gather_inputs copies the pinned CPU
+    shard to the GPU) and once per step otherwise (the updated 16-bit copy), and its gradient shard
+    goes out once per micro-batch (FSDP2's foreach_reduce copies the reduce-scatter output to the
+    CPU; ZeRO-Offload its partition). Measured under the fake group: 681 pinned host-to-device copies
+    and 292 device-to-host copies at 51 GB/s in an FSDP2 offload step (tests/data/fake_pg_profile2_h200.json)."""
+    if setup.offload == "none":
+        return 0.0
+    local = params / where(c.zero >= 1, c.s_dense, 1)
+    gathered = (c.zero >= 3) | (setup.offload == "params")  # the 16-bit weights themselves live on the host
+    param_in = where(gathered, c.n_acc * where(c.no_reshard_after_forward, 1, 2), 1) * rb.param
+    return local * (param_in + c.n_acc * rb.grad) / (pcie_gb_s(gpu.pcie_gen) * 1e9)
 
 
 def lora_replica(model, rb, c, lora):
@@ -316,8 +345,7 @@ def step_breakdown(model, hw, setup: TrainingSetup, eff, topo, c: Layout, times:
         gather = where((c.zero == 3) & (c.s_dense > 1),
                        gather + network.all_gather_s(frozen, maximum(c.s_dense, 2), topo, shard_node), gather)
     dp_exposed, gather_exposed = exposed_traffic(c, setup, dp_comm, gather, t_mb, slow["compute"])
-    if setup.offload != "none":  # ZeRO-Offload: gradients to the host and parameters back over PCIe each step
-        dp_exposed = dp_exposed + (dense_p + expert_p) * (rb.grad + rb.param) / (pcie_gb_s(hw.gpu.pcie_gen) * 1e9)
+    offload_s = offload_transfer_s(c, setup, dense_p + expert_p, rb, hw.gpu)
     tensors = (checkpoint.param_tensor_count(model) if lora is None
                else lora.adapter_tensors(model.dense_mlp_layers, model.moe_layers))
     opt = optimizer_s(c, setup, dense_p + expert_p, rb, hw.gpu, eff, tensors)
@@ -325,8 +353,9 @@ def step_breakdown(model, hw, setup: TrainingSetup, eff, topo, c: Layout, times:
     parts = {"compute": n * slow["compute"], "recompute": n * slow["recompute"],
              "tensor_parallel_comm": n * slow["tp_comm"], "expert_parallel_comm": n * slow["ep_comm"],
              "context_parallel_comm": n * slow["cp_comm"], "pipeline_p2p": n * p2p, "pipeline_bubble": bubble_s,
-             "data_parallel_comm_exposed": dp_exposed + gather_exposed, "optimizer_step": opt}
-    return {"step_s": pipeline_s + dp_exposed + gather_exposed + opt, "parts": parts, "slow": slow, "t_mb": t_mb,
+             "data_parallel_comm_exposed": dp_exposed + gather_exposed, "offload_transfer": offload_s,
+             "optimizer_step": opt}
+    return {"step_s": pipeline_s + dp_exposed + gather_exposed + offload_s + opt, "parts": parts, "slow": slow, "t_mb": t_mb,
             "p2p": p2p, "bubble_s": bubble_s, "dp_comm": dp_comm, "gather": gather, "opt_s": opt,
             "dp_exposed_s": dp_exposed + gather_exposed}
 

@@ -76,6 +76,7 @@ BREAKDOWN_LABELS = {
     "pipeline_p2p": QT_TRANSLATE_NOOP("Breakdown", "pipeline p2p"),
     "pipeline_bubble": QT_TRANSLATE_NOOP("Breakdown", "pipeline bubble"),
     "data_parallel_comm_exposed": QT_TRANSLATE_NOOP("Breakdown", "data parallel comm exposed"),
+    "offload_transfer": QT_TRANSLATE_NOOP("Breakdown", "CPU offload transfers (PCIe)"),
     "optimizer_step": QT_TRANSLATE_NOOP("Breakdown", "optimizer step"),
     "prefill_ttft": QT_TRANSLATE_NOOP("Breakdown", "prefill (time to first token)"),
     "decode_all_tokens": QT_TRANSLATE_NOOP("Breakdown", "decode (every generated token)"),
