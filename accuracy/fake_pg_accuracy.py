@@ -9,7 +9,8 @@ How a case maps to estimate options (``options_for``): the case's ``config.json`
 ``--gpus W``, its micro-batch and sequence length, one micro-batch per data-parallel rank,
 ``--attention sdpa --optimizer adamw --optimizer-impl fused --framework pytorch``; then
 - ``fsdp2``: ``--dp W --zero 3`` (FSDP2 shards parameters, gradients and optimizer states), hybrid
-  sharding ``--dp-shard S``, ``CPUOffloadPolicy`` ``--offload params``, recomputation ``--recompute full``; precision: bf16
+  sharding ``--dp-shard S``, ``CPUOffloadPolicy`` ``--offload params --optimizer-impl foreach`` (the runs step
+  AdamW on the CPU with foreach), recomputation ``--recompute full``; precision: bf16
   weights ``--recipe bf16``; ``MixedPrecisionPolicy(bf16, reduce fp32)`` over fp32 weights
   ``--recipe mixed-bf16`` (the same 16 bytes per sharded parameter: fp32 shards and gradients where
   the recipe has a bf16 copy, a bf16 gradient and an fp32 master; bf16 gathered weights and
@@ -62,8 +63,9 @@ def options_for(case: dict) -> dict:
         opts["dp_shard"] = case["shard"]
     if case.get("reshard") is False:
         opts["no_reshard_after_forward"] = True
-    if case.get("offload"):
+    if case.get("offload"):  # CPUOffloadPolicy: the runs step AdamW on the CPU with foreach (make_adamw)
         opts["offload"] = "params"
+        opts["optimizer_impl"] = "foreach"
     if case.get("ckpt"):
         opts["recompute"] = "full"
     return opts
