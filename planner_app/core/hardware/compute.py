@@ -468,10 +468,14 @@ HOST_ADAMW_ELEMENTS_PER_S = {("fused", 2): 6.41e9, ("fused", 4): 3.73e9,
                              ("foreach", 2): 1.77e9, ("foreach", 4): 1.16e9}
 
 
+def host_adamw_kind(impl: str, framework: str) -> str:
+    """Which measured host AdamW rate a CPU-offloaded step runs at (HOST_ADAMW_ELEMENTS_PER_S)."""
+    return "fused" if impl == "fused" or framework == "deepspeed" else "foreach"
+
+
 def host_optimizer_step_s(params_local, impl: str, framework: str, state_bytes: int):
     """The optimizer step of ``params_local`` parameters on the host (HOST_ADAMW_ELEMENTS_PER_S; other
     optimizers at AdamW's rate: their element work is no larger)."""
-    kind = "fused" if impl == "fused" or framework == "deepspeed" else "foreach"
-    rate = HOST_ADAMW_ELEMENTS_PER_S[(kind, 4 if state_bytes >= 4 else 2)]
+    rate = HOST_ADAMW_ELEMENTS_PER_S[(host_adamw_kind(impl, framework), 4 if state_bytes >= 4 else 2)]
     return where(params_local > 0, params_local / rate, 0.0)
 

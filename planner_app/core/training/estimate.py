@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner_app.core.hardware.compute import DTENSOR_LAYER_HOST_S, HOST_ADAMW_ELEMENTS_PER_S
+from planner_app.core.hardware.compute import DTENSOR_LAYER_HOST_S, HOST_ADAMW_ELEMENTS_PER_S, host_adamw_kind
 from planner_app.core.hardware.fit import add_margin
 from planner_app.core.hardware.machine import Hardware
 from planner_app.core.hardware.specs import CUDA_CONTEXT_BYTES, NVML_CAPACITY_FACTOR
@@ -372,7 +372,7 @@ def training_assumptions(model, hw: Hardware, setup: TrainingSetup, plan: Parall
                                                   "host's dispatch speed (probe calibration)"),
                       fwd_ms=(f1 if sp else f0) * 1e3, bwd_ms=(b1 if sp else b0) * 1e3))
     if setup.offload != "none":
-        impl = "fused" if setup.optimizer_impl == "fused" or setup.framework == "deepspeed" else "foreach"
+        impl = host_adamw_kind(setup.optimizer_impl, setup.framework)
         a.append(Text(QT_TRANSLATE_NOOP("Engine", "CPU offload: the optimizer steps this GPU's shard on the host at "
                                                   "{rate:.3g} elements/s ({impl} AdamW on a 16-core host) and the "
                                                   "shards cross PCIe at {pcie:g} GB/s, neither overlapped with the "

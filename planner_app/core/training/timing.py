@@ -285,12 +285,17 @@ def exposed_traffic(c: Layout, setup: TrainingSetup, dp_comm, gather, t_mb, comp
     return dp_exposed, gather_exposed
 
 
+def local_params(c: Layout, params):
+    """This GPU's share of the replica's parameters: ZeRO-1 and above shard them over the shard group."""
+    return params / where(c.zero >= 1, c.s_dense, 1)
+
+
 def optimizer_s(c: Layout, setup: TrainingSetup, params, rb, gpu, eff, tensors):
     """The optimizer step over this GPU's (ZeRO-sharded) parameters: on the GPU, or on the host under
     CPU offload (compute.host_optimizer_step_s: FSDP2's CPUOffloadPolicy and ZeRO-Offload step the
     offloaded shard there, and the next step waits for it). ``tensors``: the trainable parameter
     tensors of the model (a pipeline stage holds its share)."""
-    local = params / where(c.zero >= 1, c.s_dense, 1)
+    local = local_params(c, params)
     if setup.offload != "none":
         return compute.host_optimizer_step_s(local, setup.optimizer_impl, setup.framework, rb.state)
     return compute.optimizer_step_s(local, setup.optimizer, rb, setup.framework, gpu, eff, setup.optimizer_impl,
@@ -307,7 +312,7 @@ def offload_transfer_s(c: Layout, setup: TrainingSetup, params, rb, gpu):
     and 292 device-to-host copies at 51 GB/s in an FSDP2 offload step (tests/data/fake_pg_profile2_h200.json)."""
     if setup.offload == "none":
         return 0.0
-    local = params / where(c.zero >= 1, c.s_dense, 1)
+    local = local_params(c, params)
     gathered = (c.zero >= 3) | (setup.offload == "params")  # the 16-bit weights themselves live on the host
     param_in = where(gathered, c.n_acc * where(c.no_reshard_after_forward, 1, 2), 1) * rb.param
     return local * (param_in + c.n_acc * rb.grad) / (pcie_gb_s(gpu.pcie_gen) * 1e9)
